@@ -1,0 +1,49 @@
+import HeraldWire
+
+extension Broker {
+    /// Advances time: pings silent peers, closes dead ones, and gives up on closing
+    /// connections whose peer stopped reading.
+    ///
+    /// A peer silent for `heartbeat_ms` gets `{"ping":MS}`; one silent for two more
+    /// intervals is closed with a `timeout` error. The server calls this from one timer.
+    /// - Parameters:
+    ///   - now: the monotonic clock in ms.
+    ///   - closeGraceMs: how long a requested close may wait for its bytes to drain.
+    /// - Returns: sessions the server should close now, flushed or not.
+    public func tick(now: Int, closeGraceMs: Int = 2_000) -> [Session] {
+        var overdue: [Session] = []
+        let interval = config.heartbeatMs
+        for session in sessions.values {
+            if session.closeAfterFlush {
+                if now - session.closeRequestedAt >= closeGraceMs { overdue.append(session) }
+                continue
+            }
+            guard interval > 0 else { continue }
+            let silent = now - session.lastHeard
+            if silent >= 3 * interval {
+                fail(session, HeraldError(.timeout, "no traffic for " + String(silent) + " ms; closing"), now: now)
+                close(session, now: now)
+            } else if silent >= interval && !session.pingOutstanding {
+                session.pingOutstanding = true
+                let clock = wallClock()
+                write(session) { out in
+                    out.appendRaw(#"{"ping":"#)
+                    out.appendInt(clock)
+                    out.appendRaw("}\n")
+                }
+            }
+        }
+        return overdue
+    }
+
+    /// Tells every client the daemon is stopping and asks for every connection to close.
+    public func shutdown(now: Int) {
+        for session in sessions.values where !session.closeAfterFlush {
+            write(session) { out in
+                out.appendRaw(#"{"error":"shutting_down","message":"heraldd is stopping"}"#)
+                out.append(UInt8(ascii: "\n"))
+            }
+            close(session, now: now)
+        }
+    }
+}

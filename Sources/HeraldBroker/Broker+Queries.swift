@@ -1,0 +1,86 @@
+import HeraldWire
+
+extension Broker {
+    /// `stats`: the daemon's counters.
+    func answerStats(_ session: Session, now: Int) {
+        answer(session, .stats) { out in
+            appendCounter(&out, "uptime_ms", now - startedAt)
+            appendCounter(&out, "connections", sessions.count)
+            appendCounter(&out, "total_connections", stats.totalConnections)
+            appendCounter(&out, "channels", channels.count)
+            appendCounter(&out, "subscriptions", index.count)
+            appendCounter(&out, "msgs_in", stats.msgsIn)
+            appendCounter(&out, "msgs_out", stats.msgsOut)
+            appendCounter(&out, "bytes_in", stats.bytesIn)
+            appendCounter(&out, "bytes_out", stats.bytesOut)
+            appendCounter(&out, "slow_consumers", stats.slowConsumers)
+            appendCounter(&out, "dropped", stats.dropped)
+        }
+    }
+
+    /// `channels`: known channels, optionally filtered by a pattern, sorted by name.
+    func answerChannels(_ session: Session) throws(HeraldError) {
+        let filter = try scanner.withString(.ch) { bytes throws(HeraldError) -> [UInt8] in
+            _ = try ChannelName.validatePattern(bytes)
+            return Array(bytes)
+        }
+        let listed = channels.values
+            .filter { channel in filter.map { matches($0, channel.name) } ?? true }
+            .sorted { $0.name.lexicographicallyPrecedes($1.name) }
+        answer(session, .channels) { out in
+            out.appendRaw(#","channels":["#)
+            for (position, channel) in listed.enumerated() {
+                if position > 0 { out.append(UInt8(ascii: ",")) }
+                out.appendRaw(#"{"ch":"#)
+                out.appendJSONString(channel.name)
+                appendCounter(&out, "subs", index.matchCount(for: channel.name))
+                out.appendRaw(#","owner":null,"has_value":false"#)
+                appendCounter(&out, "seq", channel.seq)
+                out.append(UInt8(ascii: "}"))
+            }
+            out.append(UInt8(ascii: "]"))
+        }
+    }
+
+    /// `subs`: the caller's own subscriptions, in creation order.
+    func answerSubs(_ session: Session) {
+        let listed = session.subscriptions.values.sorted { $0.serial < $1.serial }
+        answer(session, .subs) { out in
+            out.appendRaw(#","subs":["#)
+            for (position, subscription) in listed.enumerated() {
+                if position > 0 { out.append(UInt8(ascii: ",")) }
+                appendDescription(of: subscription, to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        }
+    }
+
+    private func appendDescription(of subscription: Subscription, to out: inout [UInt8]) {
+        out.appendRaw(#"{"sub":"#)
+        out.append(contentsOf: subscription.quotedName)
+        out.appendRaw(#","ch":"#)
+        out.appendJSONString(subscription.pattern)
+        if let group = subscription.group {
+            out.appendRaw(#","group":"#)
+            out.appendJSONString(group)
+        }
+        if let max = subscription.max { appendCounter(&out, "max", max) }
+        if let remaining = subscription.remaining { appendCounter(&out, "remaining", remaining) }
+        if let args = subscription.args {
+            out.appendRaw(#","args":"#)
+            out.append(contentsOf: args)
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    private func matches(_ pattern: [UInt8], _ name: [UInt8]) -> Bool {
+        pattern.withUnsafeBytes { p in name.withUnsafeBytes { ChannelName.matches(pattern: p, channel: $0) } }
+    }
+
+    func appendCounter(_ out: inout [UInt8], _ key: String, _ value: Int) {
+        out.append(UInt8(ascii: ","))
+        out.appendJSONString(key)
+        out.append(UInt8(ascii: ":"))
+        out.appendInt(value)
+    }
+}

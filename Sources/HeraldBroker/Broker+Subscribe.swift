@@ -1,0 +1,101 @@
+import HeraldWire
+
+extension Broker {
+    /// `sub`: registers (or replaces, by name) a subscription and answers with its name.
+    func subscribe(_ session: Session) throws(HeraldError) {
+        let (pattern, isWildcard) = try requestedPattern()
+        try rejectUnsupported([.current, .since, .handle])
+        let max = try requestedMax()
+        let group = try scanner.string(.group)
+        if let group, group.isEmpty || group.count > 255 {
+            throw HeraldError(.badField, "field 'group' must be 1 to 255 bytes")
+        }
+        let args = scanner.raw(.args).map { Array($0) }
+        let name = try scanner.string(.sub) ?? assignName(in: session)
+        guard !name.isEmpty, name.count <= 255 else {
+            throw HeraldError(.badField, "field 'sub' must be 1 to 255 bytes")
+        }
+        if let old = session.subscriptions[name] { retire(old) }
+        nextSerial += 1
+        let subscription = Subscription(
+            session: session, name: name, pattern: pattern, isWildcard: isWildcard,
+            group: group, args: args, max: max, serial: nextSerial)
+        session.subscriptions[name] = subscription
+        index.insert(subscription)
+        if !isWildcard { _ = channel(named: pattern) }
+        answer(session, .sub) { out in
+            out.appendRaw(#","sub":"#)
+            out.append(contentsOf: subscription.quotedName)
+            out.appendRaw(#","ch":"#)
+            out.appendJSONString(pattern)
+        }
+    }
+
+    /// `unsub`: ends subscriptions by name, by pattern, or all of them.
+    func unsubscribe(_ session: Session) throws(HeraldError) {
+        var removed: [Subscription] = []
+        if let name = try scanner.string(.sub) {
+            if let subscription = session.subscriptions[name] { removed.append(subscription) }
+        } else if let pattern = try scanner.string(.ch) {
+            removed = session.subscriptions.values.filter { $0.pattern == pattern }
+        } else if try scanner.bool(.all) == true {
+            removed = Array(session.subscriptions.values)
+        } else {
+            throw HeraldError(.missingField, "unsub needs one of 'sub', 'ch' or 'all':true")
+        }
+        for subscription in removed { end(subscription) }
+        answer(session, .unsub) { out in
+            out.appendRaw(#","count":"#)
+            out.appendInt(removed.count)
+        }
+    }
+
+    /// Removes a subscription from its session and the index.
+    func end(_ subscription: Subscription) {
+        subscription.session.subscriptions[subscription.name] = nil
+        retire(subscription)
+    }
+
+    /// The channel record for a concrete name, created on first use.
+    func channel(named name: [UInt8]) -> Channel {
+        if let existing = channels[name] { return existing }
+        let created = Channel(name: name)
+        channels[name] = created
+        return created
+    }
+
+    private func requestedPattern() throws(HeraldError) -> ([UInt8], Bool) {
+        guard scanner.isPresent(.ch) else { throw HeraldError(.missingField, "missing field 'ch'") }
+        let result = try scanner.withString(.ch) { bytes throws(HeraldError) in
+            (Array(bytes), try ChannelName.validatePattern(bytes))
+        }
+        guard let result else { throw HeraldError(.missingField, "missing field 'ch'") }
+        return result
+    }
+
+    private func requestedMax() throws(HeraldError) -> Int? {
+        let once = try scanner.bool(.once) ?? false
+        let max = try scanner.int(.max)
+        if let max, max < 1 { throw HeraldError(.badField, "field 'max' must be at least 1") }
+        guard once else { return max }
+        if let max, max != 1 { throw HeraldError(.badField, "'once':true means 'max':1; got 'max':" + String(max)) }
+        return 1
+    }
+
+    /// Refuses options of later protocol features rather than silently ignoring them.
+    private func rejectUnsupported(_ fields: [RequestField]) throws(HeraldError) {
+        for field in fields {
+            guard let value = scanner[field], value.kind != .null, value.kind != .false else { continue }
+            throw HeraldError(.badField, "field '" + field.key + "' is not supported by this heraldd yet")
+        }
+    }
+
+    private func assignName(in session: Session) -> [UInt8] {
+        while true {
+            var name: [UInt8] = [UInt8(ascii: "s")]
+            name.appendInt(session.nextAssignedName)
+            session.nextAssignedName += 1
+            if session.subscriptions[name] == nil { return name }
+        }
+    }
+}

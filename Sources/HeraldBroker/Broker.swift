@@ -1,0 +1,158 @@
+import HeraldWire
+
+/// The broker as a state machine: requests in, bytes for connections out.
+///
+/// The server feeds it request lines (`handleLine`), connection events (`connect`,
+/// `disconnect`) and the time (`tick`). The broker answers by appending frames to the
+/// sessions' `outbound` queues and listing those sessions as dirty (`drainDirty`); a
+/// session marked `closeAfterFlush` asks the server to close it once written. It owns no
+/// sockets, clocks or threads, so tests drive it directly and read the queued bytes.
+public final class Broker {
+    /// Tunables; may be replaced while running (SIGHUP).
+    public var config: BrokerConfig
+    /// Counters for `stats`.
+    public var stats = BrokerStats()
+    /// The wall clock in ms, for `ping`/`pong` payloads; injected so tests are repeatable.
+    let wallClock: @Sendable () -> Int
+    /// Sessions by connection id.
+    var sessions: [ConnectionID: Session] = [:]
+    /// Known channels by name.
+    var channels: [[UInt8]: Channel] = [:]
+    /// Every subscription, by pattern.
+    let index = SubscriptionIndex()
+    /// The request scanner, reused for every line.
+    let scanner = RequestScanner()
+    /// Sessions with new outbound bytes or a close request since the last drain.
+    private var dirty: [Session] = []
+    /// Creation order counter for subscriptions.
+    var nextSerial = 0
+    /// When the broker started (monotonic ms), for `uptime_ms`.
+    let startedAt: Int
+    /// The request being handled: its op and raw `rid`, echoed in answers.
+    var current = RequestContext()
+    /// Scratch buffers for building the shared parts of event frames.
+    var eventMiddle: [UInt8] = []
+    var eventTail: [UInt8] = []
+
+    /// Creates a broker.
+    /// - Parameters:
+    ///   - config: the tunables.
+    ///   - now: the monotonic clock in ms at start.
+    ///   - wallClock: the wall clock in ms since 1970, for ping payloads.
+    public init(config: BrokerConfig, now: Int, wallClock: @escaping @Sendable () -> Int) {
+        self.config = config
+        self.startedAt = now
+        self.wallClock = wallClock
+    }
+
+    /// Registers a new connection and queues its `info` frame.
+    /// - Returns: the session the server keeps for the connection.
+    public func connect(id: ConnectionID, now: Int) -> Session {
+        let session = Session(id: id, now: now)
+        sessions[id] = session
+        stats.totalConnections += 1
+        write(session) { out in
+            out.appendRaw(#"{"info":{"server":"heraldd","version":"#)
+            out.appendJSONString(config.version)
+            out.appendRaw(#","proto":1,"client":"#)
+            out.append(contentsOf: session.quotedClientID)
+            out.appendRaw(#","epoch":"#)
+            out.appendJSONString(config.epoch)
+            out.appendRaw(#","max_line":"#)
+            out.appendInt(config.maxLine)
+            out.appendRaw(#","auth":false,"heartbeat_ms":"#)
+            out.appendInt(config.heartbeatMs)
+            out.appendRaw("}}\n")
+        }
+        return session
+    }
+
+    /// Forgets a closed connection and everything it held.
+    public func disconnect(_ session: Session) {
+        removeAllSubscriptions(of: session)
+        sessions[session.id] = nil
+    }
+
+    /// Number of live sessions.
+    public var connectionCount: Int { sessions.count }
+
+    /// Notes that bytes arrived from the peer, which proves it alive.
+    public func heard(from session: Session, now: Int) {
+        session.lastHeard = now
+        session.pingOutstanding = false
+    }
+
+    /// Hands every session with pending output or a close request to `body`, once each.
+    public func drainDirty(_ body: (Session) -> Void) {
+        while !dirty.isEmpty {
+            let batch = dirty
+            dirty.removeAll(keepingCapacity: true)
+            for session in batch {
+                session.isDirty = false
+                body(session)
+            }
+        }
+    }
+
+    /// Whether any session waits to be flushed.
+    public var hasDirty: Bool { !dirty.isEmpty }
+
+    /// Lists a session for the next flush.
+    func markDirty(_ session: Session) {
+        if session.isDirty { return }
+        session.isDirty = true
+        dirty.append(session)
+    }
+
+    /// Appends a non-event frame (an answer, an error, a ping) to a session's queue.
+    ///
+    /// Answers cannot be dropped, so a peer whose queue passes `maxPending` with them
+    /// (it sends requests and never reads) is disconnected under either policy.
+    func write(_ session: Session, _ build: (inout [UInt8]) -> Void) {
+        if session.closeAfterFlush { return }
+        build(&session.outbound)
+        markDirty(session)
+        if session.pendingBytes > config.maxPending { disconnectSlowConsumer(session) }
+    }
+
+    /// Asks the server to close a session after its queued bytes, removing its interest now.
+    func close(_ session: Session, now: Int) {
+        guard !session.closeAfterFlush else { return }
+        session.closeAfterFlush = true
+        session.closeRequestedAt = now
+        removeAllSubscriptions(of: session)
+        markDirty(session)
+    }
+
+    /// Drops a session that fell behind: queued events go, an error frame is queued, and
+    /// the connection closes once that is written.
+    func disconnectSlowConsumer(_ session: Session) {
+        guard !session.closeAfterFlush else { return }
+        stats.slowConsumers += 1
+        session.outbound.removeAll()
+        session.outbound.appendRaw(#"{"error":"slow_consumer","message":"outbound queue passed max_pending ("#)
+        session.outbound.appendInt(config.maxPending)
+        session.outbound.appendRaw(#" bytes); closing"}"#)
+        session.outbound.append(UInt8(ascii: "\n"))
+        close(session, now: session.lastHeard)
+    }
+
+    func removeAllSubscriptions(of session: Session) {
+        for subscription in session.subscriptions.values { retire(subscription) }
+        session.subscriptions.removeAll()
+    }
+
+    /// Takes a subscription out of the index; the caller removes it from its session.
+    func retire(_ subscription: Subscription) {
+        subscription.isActive = false
+        index.remove(subscription)
+    }
+}
+
+/// The op and `rid` of the request being answered.
+struct RequestContext {
+    /// The op name as sent, raw JSON string bytes (with quotes), when it was a string.
+    var opRaw: UnsafeRawBufferPointer?
+    /// The raw `rid` JSON value, when given.
+    var ridRaw: UnsafeRawBufferPointer?
+}

@@ -1,0 +1,43 @@
+/// What the broker does when a connection's outbound bytes pass `maxPending`.
+public enum OverflowPolicy: Sendable, Equatable {
+    /// Send a `slow_consumer` error frame, then close the connection.
+    case disconnect
+    /// Skip events for that subscriber and report the count as `dropped:N` on the next one.
+    case drop
+}
+
+/// The broker's tunables, a pure value the server builds from its `Config`.
+///
+/// All of these may change while the daemon runs (SIGHUP), so the broker reads them at
+/// use time rather than caching derived values.
+public struct BrokerConfig: Sendable, Equatable {
+    /// Longest accepted request line in bytes (reported in `info`).
+    public var maxLine: Int
+    /// Malformed frames in a row after which a connection is closed.
+    public var maxErrors: Int
+    /// Silence after which the daemon pings a peer; 0 turns heartbeats off.
+    public var heartbeatMs: Int
+    /// Bound on a connection's queued plus in-flight outbound bytes.
+    public var maxPending: Int
+    /// What happens to a subscriber past `maxPending`.
+    public var overflow: OverflowPolicy
+    /// The daemon's version string, sent in `info`.
+    public var version: String
+    /// Names this life of the daemon's counters; new at every start.
+    public var epoch: String
+
+    /// Creates a configuration; the defaults are the protocol's.
+    public init(
+        maxLine: Int = 1 << 20, maxErrors: Int = 100, heartbeatMs: Int = 30_000,
+        maxPending: Int = 64 << 20, overflow: OverflowPolicy = .disconnect,
+        version: String = "0.1.0", epoch: String = "0"
+    ) {
+        self.maxLine = maxLine
+        self.maxErrors = maxErrors
+        self.heartbeatMs = heartbeatMs
+        self.maxPending = maxPending
+        self.overflow = overflow
+        self.version = version
+        self.epoch = epoch
+    }
+}

@@ -1,0 +1,70 @@
+import HeraldWire
+
+/// Identifies a connection for the broker; the server assigns them, never reusing one.
+public typealias ConnectionID = Int
+
+/// The broker's view of one connection: identity, options, subscriptions, and the bytes
+/// waiting to be written to it.
+///
+/// The broker appends frames to `outbound`; the server takes them (see `takeOutbound`) and
+/// reports how many bytes are still in flight, so the broker can bound the total.
+public final class Session {
+    /// The server's id for the connection.
+    public let id: ConnectionID
+    /// The protocol's client id, e.g. `c7`.
+    public let clientID: [UInt8]
+    /// The client id as a JSON string, for `from` fields.
+    let quotedClientID: [UInt8]
+    /// The display name given in `hello`.
+    public internal(set) var name: [UInt8]?
+    /// False when the client asked not to receive its own publications.
+    public internal(set) var echo = true
+    /// Frames not yet handed to the socket.
+    public internal(set) var outbound: [UInt8] = []
+    /// Bytes handed to the socket but not yet written; the server keeps this current.
+    public var inFlight = 0
+    /// Set once the connection is to close after its pending bytes are flushed.
+    public internal(set) var closeAfterFlush = false
+    /// When the close was asked for, so a peer that never reads cannot hold it open.
+    public internal(set) var closeRequestedAt = 0
+    /// Subscriptions by name.
+    var subscriptions: [[UInt8]: Subscription] = [:]
+    /// Names the daemon assigned so far (`s1`, `s2`, …).
+    var nextAssignedName = 1
+    /// Malformed frames in a row.
+    var errorRun = 0
+    /// Last time (ms) anything arrived from the peer.
+    var lastHeard: Int
+    /// Whether a heartbeat ping is waiting for the peer.
+    var pingOutstanding = false
+    /// Set while the session sits in the broker's dirty list.
+    var isDirty = false
+
+    init(id: ConnectionID, now: Int) {
+        self.id = id
+        var client: [UInt8] = [UInt8(ascii: "c")]
+        client.appendInt(id)
+        self.clientID = client
+        var quoted: [UInt8] = []
+        quoted.appendJSONString(client)
+        self.quotedClientID = quoted
+        self.lastHeard = now
+    }
+
+    /// Bytes queued or in flight: what `max_pending` bounds.
+    public var pendingBytes: Int { outbound.count + inFlight }
+
+    /// Hands the queued bytes to the caller, leaving `spare` (emptied) as the new queue.
+    ///
+    /// Swapping two buffers keeps their capacity, so steady traffic allocates nothing.
+    /// - Parameter spare: an empty buffer to queue into next; receives the queued bytes.
+    public func takeOutbound(into spare: inout [UInt8]) {
+        spare.removeAll(keepingCapacity: true)
+        swap(&outbound, &spare)
+    }
+
+    /// Frees a queue that grew large once, so one burst does not pin memory forever.
+    public func shrinkOutboundIfIdle(above limit: Int) {
+        if outbound.isEmpty && outbound.capacity > limit { outbound = [] }
+    }
+}

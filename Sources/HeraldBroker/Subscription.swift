@@ -1,0 +1,59 @@
+import HeraldWire
+
+/// One subscription of one connection: a pattern, a name, and its delivery options.
+///
+/// A class because the index, the channel match caches and queue groups all refer to the
+/// same subscription, and removal must be visible to all of them at once (`isActive`).
+public final class Subscription {
+    /// The connection that holds it.
+    public unowned let session: Session
+    /// Its name, unique within the connection.
+    public let name: [UInt8]
+    /// The pattern (or concrete channel) it listens on.
+    public let pattern: [UInt8]
+    /// Whether `pattern` holds `*` or `>`.
+    public let isWildcard: Bool
+    /// The queue group name, when it is a group member.
+    public let group: [UInt8]?
+    /// The raw JSON of its bound arguments, echoed with each event.
+    public let args: [UInt8]?
+    /// Deliveries left before it ends, or nil for unlimited.
+    public internal(set) var remaining: Int?
+    /// The `max` it was created with, for `subs`.
+    public let max: Int?
+    /// Events lost to the `drop` policy since its last delivery.
+    public internal(set) var dropped: Int = 0
+    /// Cleared on removal so stale references in caches deliver nothing.
+    public internal(set) var isActive = true
+    /// Creation order across the broker; deliveries follow it.
+    let serial: Int
+    /// `"NAME"` as a JSON string, precomputed for the event frame.
+    let quotedName: [UInt8]
+    /// `,"args":RAW`, precomputed, or empty.
+    let argsFragment: [UInt8]
+
+    init(session: Session, name: [UInt8], pattern: [UInt8], isWildcard: Bool, group: [UInt8]?,
+         args: [UInt8]?, max: Int?, serial: Int) {
+        self.session = session
+        self.name = name
+        self.pattern = pattern
+        self.isWildcard = isWildcard
+        self.group = group
+        self.args = args
+        self.max = max
+        self.remaining = max
+        self.serial = serial
+        var quoted: [UInt8] = []
+        quoted.appendJSONString(name)
+        self.quotedName = quoted
+        var fragment: [UInt8] = []
+        if let args {
+            fragment.appendRaw(#","args":"#)
+            fragment.append(contentsOf: args)
+        }
+        self.argsFragment = fragment
+    }
+
+    /// The id other connections use for it: `CLIENT/NAME`.
+    public var globalID: [UInt8] { session.clientID + [UInt8(ascii: "/")] + name }
+}

@@ -1,0 +1,33 @@
+extension Config {
+    /// Returns this config with only the live-changeable keys taken from `new`.
+    ///
+    /// SIGHUP reloads the file, but listeners, the data directory and worker threads were built
+    /// at start-up; keeping their old values keeps the config describing what actually runs.
+    /// - Parameter new: The freshly loaded config.
+    /// - Returns: `self` with `liveKeys` (log level, limits, heartbeat, slow-consumer policy) from `new`.
+    public func reloadingLive(from new: Config) -> Config {
+        var merged = self
+        merged.logLevel = new.logLevel
+        merged.maxLine = new.maxLine
+        merged.maxErrors = new.maxErrors
+        merged.heartbeatMs = new.heartbeatMs
+        merged.maxPending = new.maxPending
+        merged.slowConsumer = new.slowConsumer
+        return merged
+    }
+
+    /// Names the keys that differ in `new` but only take effect after a restart.
+    ///
+    /// Lets a SIGHUP handler warn "port changed; restart to apply" instead of ignoring it silently.
+    /// - Parameter new: The freshly loaded config.
+    /// - Returns: Snake_case keys, in file order; empty when a reload applies everything.
+    public func keysNeedingRestart(for new: Config) -> [String] {
+        var keys: [String] = []
+        if host != new.host { keys.append(ConfigKey.host.rawValue) }
+        if port != new.port { keys.append(ConfigKey.port.rawValue) }
+        if unix != new.unix { keys.append(ConfigKey.unix.rawValue) }
+        if dataDir != new.dataDir { keys.append(ConfigKey.dataDir.rawValue) }
+        if workers != new.workers { keys.append(ConfigKey.workers.rawValue) }
+        return keys
+    }
+}

@@ -1,0 +1,37 @@
+/// Everything `heraldd` reads from `config/heraldd.json5`, with a default for every key.
+///
+/// One plain value: the loader builds it, command-line flags override it, SIGHUP swaps in the
+/// live part of a freshly loaded one. Property names are the camelCase of the file's snake_case keys.
+public struct Config: Equatable, Sendable {
+    /// Address the TCP listener binds (`host`). Loopback by default: exposing the daemon is a choice.
+    public var host: String = "127.0.0.1"
+    /// TCP port (`port`); `0` lets the OS pick one, which tests use to run in parallel.
+    public var port: Int = 7400
+    /// Path of a Unix socket listener (`unix`), or `nil` for none.
+    public var unix: String? = nil
+    /// Directory for the persistence files (`data_dir`), or `nil` to keep state in memory only.
+    public var dataDir: String? = nil
+    /// Number of event-loop threads (`workers`).
+    public var workers: Int = 1
+    /// Lowest level written to the log (`log_level`).
+    public var logLevel: LogLevel = .info
+    /// Longest request line in bytes (`max_line`); a longer one is answered `line_too_long`.
+    public var maxLine: Int = 1_048_576
+    /// Protocol errors in a row before the connection is closed (`max_errors`).
+    public var maxErrors: Int = 100
+    /// Milliseconds between heartbeats to idle clients (`heartbeat_ms`); `0` turns them off.
+    public var heartbeatMs: Int = 30_000
+    /// Bytes queued for one connection before it counts as a slow consumer (`max_pending`).
+    public var maxPending: Int = 67_108_864
+    /// What happens to a slow consumer (`slow_consumer`).
+    public var slowConsumer: SlowConsumerPolicy = .disconnect
+
+    /// Creates a config with every key at its default.
+    public init() {}
+
+    /// Every key the config file accepts, in the file's snake_case spelling.
+    public static let allKeys: [String] = ConfigKey.allCases.map(\.rawValue)
+
+    /// The keys SIGHUP applies to a running server; the others need a restart.
+    public static let liveKeys: [String] = ConfigKey.allCases.filter(\.isLive).map(\.rawValue)
+}

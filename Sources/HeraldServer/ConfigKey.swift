@@ -1,0 +1,53 @@
+/// The keys of `config/heraldd.json5`, with the rule each value must satisfy.
+///
+/// The raw value is the file's snake_case spelling; an unknown spelling is a start-up error,
+/// because a typo (`prot`) silently falling back to a default is worse than refusing to start.
+enum ConfigKey: String, Sendable, CaseIterable {
+    case host
+    case port
+    case unix
+    case dataDir = "data_dir"
+    case workers
+    case logLevel = "log_level"
+    case maxLine = "max_line"
+    case maxErrors = "max_errors"
+    case heartbeatMs = "heartbeat_ms"
+    case maxPending = "max_pending"
+    case slowConsumer = "slow_consumer"
+
+    /// Longest Unix socket path: `sun_path` is 108 bytes on Linux, one of them the NUL.
+    static let maxUnixPathBytes = 107
+
+    /// What a value of this key must look like.
+    var rule: ValueRule {
+        switch self {
+        case .host: return .text(maxBytes: nil)
+        case .port: return .integer(0...65535)
+        case .unix: return .text(maxBytes: Self.maxUnixPathBytes)
+        case .dataDir: return .text(maxBytes: nil)
+        case .workers: return .integer(1...64)
+        case .logLevel: return .choice(LogLevel.allCases.map(\.rawValue))
+        case .maxLine: return .integer(1024...268_435_456)
+        case .maxErrors: return .integer(1...1_000_000)
+        case .heartbeatMs: return .integerOffOrAtLeast(10)
+        case .maxPending: return .integerAtLeast(65536)
+        case .slowConsumer: return .choice(SlowConsumerPolicy.allCases.map(\.rawValue))
+        }
+    }
+
+    /// Whether the key may be absent from a running config (`null` in the file means "unset").
+    var isOptional: Bool {
+        self == .unix || self == .dataDir
+    }
+
+    /// Whether SIGHUP may apply a new value without a restart.
+    ///
+    /// Listeners, the data directory and the worker threads are built once at start-up;
+    /// limits and the log level are read per event, so they can change under a running server.
+    var isLive: Bool {
+        switch self {
+        case .host, .port, .unix, .dataDir, .workers: return false
+        case .logLevel, .maxLine, .maxErrors, .heartbeatMs, .maxPending, .slowConsumer: return true
+        }
+    }
+}

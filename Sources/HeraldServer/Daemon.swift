@@ -1,0 +1,83 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `heraldd` command: arguments → config → server → exit code.
+///
+/// Kept here rather than in `main.swift` so the exit paths (help, version, bad flags,
+/// bad config) are ordinary testable code.
+public enum Daemon {
+    /// Exit code for bad flags or configuration (as `sysexits.h` EX_USAGE / EX_CONFIG).
+    public static let usageError: Int32 = 64
+    /// Exit code when the server cannot start (e.g. the port is taken).
+    public static let startError: Int32 = 70
+
+    /// Runs the daemon until it is told to stop.
+    /// - Parameter arguments: the command line without the program name.
+    /// - Returns: the process exit code.
+    public static func run(arguments: [String]) -> Int32 {
+        let options: CommandLineOptions
+        do {
+            options = try CommandLineOptions.parse(arguments)
+        } catch {
+            printError("heraldd: " + error.description + "\nTry 'heraldd --help'.")
+            return usageError
+        }
+        if options.showHelp {
+            print(CommandLineOptions.helpText)
+            return 0
+        }
+        if options.showVersion {
+            print("heraldd " + Version.current)
+            return 0
+        }
+        return serve(options)
+    }
+
+    private static func serve(_ options: CommandLineOptions) -> Int32 {
+        let load = { () throws(ConfigError) -> Config in try loadConfig(options) }
+        let config: Config
+        do {
+            config = try load()
+        } catch {
+            printError("heraldd: " + error.description)
+            return usageError
+        }
+        if options.checkConfig {
+            print("heraldd: configuration OK")
+            return 0
+        }
+        prepareSignals()
+        let logger = Logger(component: "heraldd", level: config.logLevel)
+        do {
+            let server = try Server(config: config, logger: logger, reload: { try load() })
+            logger.info("starting", ["version": Version.current, "workers": config.workers])
+            try server.run()
+            return 0
+        } catch {
+            logger.error("cannot start", ["error": error.description])
+            return startError
+        }
+    }
+
+    /// The file's configuration (defaults when no `--config`), with flags applied on top.
+    static func loadConfig(_ options: CommandLineOptions) throws(ConfigError) -> Config {
+        let base = try options.configPath.map { path throws(ConfigError) in try Config.load(path: path) } ?? Config()
+        return try options.apply(to: base)
+    }
+
+    /// Ignores SIGPIPE (a peer gone mid-write is an error code, not a crash) and unblocks
+    /// the signals the loop handles: a parent may have started us with them blocked.
+    private static func prepareSignals() {
+        signal(SIGPIPE, SIG_IGN)
+        var handled = sigset_t()
+        sigemptyset(&handled)
+        for signum in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&handled, signum) }
+        pthread_sigmask(SIG_UNBLOCK, &handled, nil)
+    }
+
+    private static func printError(_ text: String) {
+        let line = text + "\n"
+        _ = line.withCString { write(2, $0, strlen($0)) }
+    }
+}

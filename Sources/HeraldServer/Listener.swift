@@ -1,0 +1,137 @@
+import CLibUV
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A listening socket (TCP or Unix) that hands accepted connections to the server.
+///
+/// Handle rules (docs/architecture.md): the handle's `data` holds a retained reference to
+/// this object from init until the close callback, which releases it and frees the memory.
+final class Listener {
+    /// Where it listens.
+    enum Endpoint {
+        case tcp(host: String, port: Int)
+        case unix(path: String)
+    }
+
+    unowned let server: Server
+    let endpoint: Endpoint
+    private let handle: UnsafeMutableRawPointer
+    private var isClosing = false
+
+    /// Binds and starts listening.
+    /// - Throws: UVError naming the endpoint when init, bind or listen fails.
+    init(server: Server, endpoint: Endpoint) throws(UVError) {
+        self.server = server
+        self.endpoint = endpoint
+        self.handle = Connection.allocateStreamHandle()
+        do throws(UVError) {
+            try Self.initHandle(handle, endpoint: endpoint, loop: server.loop)
+        } catch {
+            handle.deallocate()
+            throw error
+        }
+        handle.assumingMemoryBound(to: uv_handle_t.self).pointee.data = Unmanaged.passRetained(self).toOpaque()
+        do throws(UVError) {
+            try bindAndListen()
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    /// The TCP port actually bound (useful with port 0), or nil for Unix sockets.
+    var boundPort: Int? {
+        guard case .tcp = endpoint else { return nil }
+        var storage = sockaddr_storage()
+        var length = Int32(MemoryLayout<sockaddr_storage>.size)
+        let status = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                uv_tcp_getsockname(handle.assumingMemoryBound(to: uv_tcp_t.self), $0, &length)
+            }
+        }
+        guard status == 0 else { return nil }
+        return withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
+        }
+    }
+
+    /// Stops listening; memory goes in the close callback.
+    func close() {
+        guard !isClosing else { return }
+        isClosing = true
+        if case .unix(let path) = endpoint { unlink(path) }
+        uv_close(handle.assumingMemoryBound(to: uv_handle_t.self)) { handle in
+            guard let handle, let data = handle.pointee.data else { return }
+            Unmanaged<Listener>.fromOpaque(data).release()
+            UnsafeMutableRawPointer(handle).deallocate()
+        }
+    }
+
+    private static func initHandle(_ handle: UnsafeMutableRawPointer, endpoint: Endpoint,
+                                   loop: UnsafeMutablePointer<uv_loop_t>) throws(UVError) {
+        switch endpoint {
+        case .tcp:
+            try UVError.check(uv_tcp_init(loop, handle.assumingMemoryBound(to: uv_tcp_t.self)), "tcp init")
+        case .unix:
+            try UVError.check(uv_pipe_init(loop, handle.assumingMemoryBound(to: uv_pipe_t.self), 0), "pipe init")
+        }
+    }
+
+    private func bindAndListen() throws(UVError) {
+        switch endpoint {
+        case .tcp(let host, let port):
+            try bindTCP(host: host, port: port)
+        case .unix(let path):
+            removeStaleSocket(at: path)
+            try UVError.check(uv_pipe_bind(handle.assumingMemoryBound(to: uv_pipe_t.self), path), "bind unix " + path)
+        }
+        let status = uv_listen(handle.assumingMemoryBound(to: uv_stream_t.self), 511) { stream, status in
+            guard let stream, let data = stream.pointee.data else { return }
+            Unmanaged<Listener>.fromOpaque(data).takeUnretainedValue().accept(status: status)
+        }
+        try UVError.check(status, "listen " + describe())
+    }
+
+    private func bindTCP(host: String, port: Int) throws(UVError) {
+        let tcp = handle.assumingMemoryBound(to: uv_tcp_t.self)
+        if host.contains(":") {
+            var address = sockaddr_in6()
+            try UVError.check(uv_ip6_addr(host, Int32(port), &address), "address " + host)
+            let status = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { uv_tcp_bind(tcp, $0, 0) }
+            }
+            try UVError.check(status, "bind " + describe())
+        } else {
+            var address = sockaddr_in()
+            try UVError.check(uv_ip4_addr(host, Int32(port), &address), "address " + host)
+            let status = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { uv_tcp_bind(tcp, $0, 0) }
+            }
+            try UVError.check(status, "bind " + describe())
+        }
+    }
+
+    /// A socket file left by a crashed daemon would make bind fail; nobody listens on it.
+    private func removeStaleSocket(at path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFSOCK else { return }
+        unlink(path)
+    }
+
+    private func accept(status: Int32) {
+        guard status == 0 else {
+            server.logger.warn("accept failed", ["error": UVError("accept", status).description])
+            return
+        }
+        server.accept(from: handle.assumingMemoryBound(to: uv_stream_t.self), isTCP: { if case .tcp = endpoint { return true } else { return false } }())
+    }
+
+    /// `127.0.0.1:7400` or `unix:/path`.
+    func describe() -> String {
+        switch endpoint {
+        case .tcp(let host, let port): return host + ":" + String(port)
+        case .unix(let path): return "unix:" + path
+        }
+    }
+}

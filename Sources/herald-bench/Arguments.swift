@@ -1,0 +1,118 @@
+// Hand-written command-line parsing for herald-bench (no outside packages).
+
+enum Proto: String, Sendable, CaseIterable {
+    case herald, nats, redis, mqtt, sink
+}
+
+enum Workload: String, Sendable, CaseIterable {
+    case fanout, channels, latency
+}
+
+struct Options: Sendable {
+    var proto: Proto = .herald
+    var host = "127.0.0.1"
+    var port = 0
+    var workload: Workload = .fanout
+    var subs = 1
+    var size = 16
+    var count = 100_000
+    var json = false
+    /// channels workload: number of channels and of subscriber connections they are spread over.
+    var channels = 1000
+    var subConns = 10
+    /// idle timeout (seconds) that ends a measurement when deliveries stop.
+    var idle = 2.0
+    /// latency workload: unmeasured round trips first.
+    var warmup = -1
+}
+
+let usageText = """
+    usage: herald-bench --proto herald|nats|redis|mqtt|sink [--host 127.0.0.1] --port P
+                        --workload fanout|channels|latency [--subs S] [--size BYTES]
+                        [--count N] [--json]
+                        [--channels C] [--sub-conns K] [--idle SECONDS] [--warmup N]
+
+      --proto      broker protocol; `sink` starts a built-in no-op server (Herald wire
+                   format) in-process and measures the generator's own ceiling (--port ignored)
+      --workload   fanout:   S subscribers on one channel, 1 publisher sending N messages
+                   channels: C channels (default 1000) with one subscriber each, spread over
+                             K connections (default 10), plus one wildcard subscriber;
+                             N messages published round-robin over the channels
+                   latency:  N sequential publish -> delivery round trips (p50/p99/p99.9)
+      --size       payload bytes (Herald: the JSON `data` value including its quotes, >= 2)
+      --json       also print one JSON object line with the result
+      --idle       seconds without a delivery that end a measurement (default 2)
+    """
+
+struct UsageError: Error, CustomStringConvertible {
+    let description: String
+}
+
+func parseArguments(_ args: [String]) throws -> Options {
+    var o = Options()
+    var portGiven = false
+    var i = 0
+    func value(_ name: String) throws -> String {
+        i += 1
+        guard i < args.count else { throw UsageError(description: "missing value for \(name)") }
+        return args[i]
+    }
+    func int(_ name: String, min: Int) throws -> Int {
+        let s = try value(name)
+        guard let v = Int(s), v >= min else {
+            throw UsageError(description: "\(name) needs an integer >= \(min), got '\(s)'")
+        }
+        return v
+    }
+    while i < args.count {
+        let a = args[i]
+        switch a {
+        case "--proto":
+            let s = try value(a)
+            guard let p = Proto(rawValue: s) else {
+                throw UsageError(description: "unknown --proto '\(s)' (herald, nats, redis, mqtt, sink)")
+            }
+            o.proto = p
+        case "--host": o.host = try value(a)
+        case "--port":
+            o.port = try int(a, min: 1)
+            guard o.port <= 65535 else { throw UsageError(description: "--port out of range") }
+            portGiven = true
+        case "--workload":
+            let s = try value(a)
+            guard let w = Workload(rawValue: s) else {
+                throw UsageError(description: "unknown --workload '\(s)' (fanout, channels, latency)")
+            }
+            o.workload = w
+        case "--subs": o.subs = try int(a, min: 1)
+        case "--size": o.size = try int(a, min: 0)
+        case "--count": o.count = try int(a, min: 1)
+        case "--json": o.json = true
+        case "--channels": o.channels = try int(a, min: 1)
+        case "--sub-conns": o.subConns = try int(a, min: 1)
+        case "--warmup": o.warmup = try int(a, min: 0)
+        case "--idle":
+            let s = try value(a)
+            guard let v = Double(s), v > 0 else { throw UsageError(description: "--idle needs seconds > 0") }
+            o.idle = v
+        case "-h", "--help":
+            print(usageText)
+            exitProcess(0)
+        default:
+            throw UsageError(description: "unknown argument '\(a)'")
+        }
+        i += 1
+    }
+    if o.proto != .sink && !portGiven {
+        throw UsageError(description: "--port is required (except with --proto sink)")
+    }
+    if (o.proto == .herald || o.proto == .sink) && o.size < 2 {
+        throw UsageError(description: "--size must be >= 2 for Herald (the JSON string includes its quotes)")
+    }
+    if o.proto == .sink && o.workload == .channels {
+        throw UsageError(description: "sink mode supports the fanout and latency workloads only")
+    }
+    if o.subConns > o.channels { o.subConns = o.channels }
+    if o.warmup < 0 { o.warmup = min(1000, o.count / 10) }
+    return o
+}

@@ -1,0 +1,199 @@
+import Foundation
+import Testing
+@testable import HeraldServer
+
+/// Decodes `text` as if it were the file `config/heraldd.json5`.
+private func decode(_ text: String) throws(ConfigError) -> Config {
+    try Config.decode(json5: Data(text.utf8), source: "config/heraldd.json5")
+}
+
+/// The error message for `text`, or `nil` if it decoded.
+private func errorMessage(_ text: String) -> String? {
+    do {
+        _ = try decode(text)
+        return nil
+    } catch {
+        return error.description
+    }
+}
+
+@Suite struct ConfigTests {
+    @Test func emptyObjectGivesEveryDefault() throws {
+        let config = try decode("{}")
+        #expect(config == Config())
+        #expect(config.host == "127.0.0.1")
+        #expect(config.port == 7400)
+        #expect(config.unix == nil)
+        #expect(config.dataDir == nil)
+        #expect(config.workers == 1)
+        #expect(config.logLevel == .info)
+        #expect(config.maxLine == 1_048_576)
+        #expect(config.maxErrors == 100)
+        #expect(config.heartbeatMs == 30_000)
+        #expect(config.maxPending == 67_108_864)
+        #expect(config.slowConsumer == .disconnect)
+    }
+
+    @Test func json5CommentsTrailingCommasAndUnquotedKeysAreAccepted() throws {
+        let config = try decode("""
+            // line comment
+            {
+              /* block comment */
+              port: 0, // ephemeral
+              'host': '0.0.0.0',
+              "log_level": "debug",
+              max_pending: 0x20000,
+            }
+            """)
+        #expect(config.port == 0)
+        #expect(config.host == "0.0.0.0")
+        #expect(config.logLevel == .debug)
+        #expect(config.maxPending == 131_072)
+    }
+
+    @Test func everyKeyIsRead() throws {
+        let config = try decode("""
+            { host: "::1", port: 9000, unix: "/tmp/h.sock", data_dir: "data", workers: 4,
+              log_level: "warn", max_line: 2048, max_errors: 5, heartbeat_ms: 0,
+              max_pending: 65536, slow_consumer: "drop" }
+            """)
+        var expected = Config()
+        expected.host = "::1"
+        expected.port = 9000
+        expected.unix = "/tmp/h.sock"
+        expected.dataDir = "data"
+        expected.workers = 4
+        expected.logLevel = .warn
+        expected.maxLine = 2048
+        expected.maxErrors = 5
+        expected.heartbeatMs = 0
+        expected.maxPending = 65536
+        expected.slowConsumer = .drop
+        #expect(config == expected)
+    }
+
+    @Test func unknownKeyErrorNamesKeyAndFile() {
+        #expect(errorMessage("{ prot: 7400 }") == "config/heraldd.json5: unknown key \"prot\"")
+    }
+
+    @Test func severalUnknownKeysAreAllNamed() {
+        #expect(errorMessage("{ zeta: 1, alpha: 2, port: 1 }") == "config/heraldd.json5: unknown keys \"alpha\", \"zeta\"")
+    }
+
+    @Test func wrongTypeErrorNamesKeyFileAndRange() {
+        #expect(errorMessage("{ port: \"7400\" }")
+            == "config/heraldd.json5: bad value for \"port\": \"7400\" (expected an integer in 0...65535)")
+        #expect(errorMessage("{ workers: 1.5 }")
+            == "config/heraldd.json5: bad value for \"workers\": 1.5 (expected an integer in 1...64)")
+        #expect(errorMessage("{ host: 12 }")
+            == "config/heraldd.json5: bad value for \"host\": 12 (expected a non-empty string)")
+        #expect(errorMessage("{ max_errors: [1] }")
+            == "config/heraldd.json5: bad value for \"max_errors\": an array (expected an integer in 1...1000000)")
+        #expect(errorMessage("{ log_level: true }")
+            == "config/heraldd.json5: bad value for \"log_level\": true (expected one of \"debug\", \"info\", \"warn\", \"error\")")
+    }
+
+    @Test(arguments: [
+        ("{ port: 65536 }", "bad value for \"port\": 65536 (expected an integer in 0...65535)"),
+        ("{ port: -1 }", "bad value for \"port\": -1 (expected an integer in 0...65535)"),
+        ("{ workers: 0 }", "bad value for \"workers\": 0 (expected an integer in 1...64)"),
+        ("{ workers: 65 }", "bad value for \"workers\": 65 (expected an integer in 1...64)"),
+        ("{ max_line: 1023 }", "bad value for \"max_line\": 1023 (expected an integer in 1024...268435456)"),
+        ("{ max_line: 268435457 }", "bad value for \"max_line\": 268435457 (expected an integer in 1024...268435456)"),
+        ("{ max_errors: 0 }", "bad value for \"max_errors\": 0 (expected an integer in 1...1000000)"),
+        ("{ heartbeat_ms: 9 }", "bad value for \"heartbeat_ms\": 9 (expected 0 (off) or an integer of at least 10)"),
+        ("{ max_pending: 65535 }", "bad value for \"max_pending\": 65535 (expected an integer of at least 65536)"),
+        ("{ host: \"\" }", "bad value for \"host\": \"\" (expected a non-empty string)"),
+    ])
+    func outOfRangeErrorNamesKeyFileAndRange(text: String, message: String) {
+        #expect(errorMessage(text) == "config/heraldd.json5: " + message)
+    }
+
+    @Test func badEnumErrorListsTheChoices() {
+        #expect(errorMessage("{ log_level: \"verbose\" }")
+            == "config/heraldd.json5: bad value for \"log_level\": \"verbose\" (expected one of \"debug\", \"info\", \"warn\", \"error\")")
+        #expect(errorMessage("{ slow_consumer: \"block\" }")
+            == "config/heraldd.json5: bad value for \"slow_consumer\": \"block\" (expected one of \"disconnect\", \"drop\")")
+    }
+
+    @Test func unixPathLongerThanSunPathIsRejected() {
+        let path = "/" + String(repeating: "s", count: 107)
+        #expect(errorMessage("{ unix: \"\(path)\" }")
+            == "config/heraldd.json5: bad value for \"unix\": \"\(path)\" (expected a non-empty string of at most 107 bytes)")
+    }
+
+    @Test func nullUnsetsOptionalKeysButIsBadElsewhere() throws {
+        #expect(try decode("{ unix: null, data_dir: null }") == Config())
+        #expect(errorMessage("{ port: null }")
+            == "config/heraldd.json5: bad value for \"port\": null (expected an integer in 0...65535)")
+    }
+
+    @Test func syntaxErrorNamesTheFile() {
+        #expect(errorMessage("{ port: 1 host: \"x\" }")
+            == "config/heraldd.json5: not valid JSON5 (look for a missing comma, quote or brace)")
+    }
+
+    @Test func topLevelArrayIsRejected() {
+        #expect(errorMessage("[1]") == "config/heraldd.json5: the top level must be an object: { key: value, … }")
+    }
+
+    @Test func missingFileErrorNamesThePath() {
+        #expect(throws: ConfigError("/nonexistent/heraldd.json5: no such file")) {
+            try Config.load(path: "/nonexistent/heraldd.json5")
+        }
+    }
+
+    @Test func shippedConfigFileLoadsAsTheDefaults() throws {
+        let path = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("config/heraldd.json5").path
+        #expect(try Config.load(path: path) == Config())
+    }
+
+    @Test func shippedConfigFileMentionsEveryKey() throws {
+        let path = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("config/heraldd.json5").path
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        for key in Config.allKeys {
+            #expect(text.contains("\(key):"), "config/heraldd.json5 does not document \(key)")
+        }
+    }
+
+    @Test func reloadingLiveTakesLiveKeysAndKeepsTheRest() {
+        let running = Config()
+        var loaded = Config()
+        loaded.host = "0.0.0.0"
+        loaded.port = 9999
+        loaded.unix = "/tmp/x.sock"
+        loaded.dataDir = "elsewhere"
+        loaded.workers = 8
+        loaded.logLevel = .debug
+        loaded.maxLine = 4096
+        loaded.maxErrors = 3
+        loaded.heartbeatMs = 0
+        loaded.maxPending = 70000
+        loaded.slowConsumer = .drop
+
+        let merged = running.reloadingLive(from: loaded)
+
+        #expect(merged.host == running.host)
+        #expect(merged.port == running.port)
+        #expect(merged.unix == running.unix)
+        #expect(merged.dataDir == running.dataDir)
+        #expect(merged.workers == running.workers)
+        #expect(merged.logLevel == .debug)
+        #expect(merged.maxLine == 4096)
+        #expect(merged.maxErrors == 3)
+        #expect(merged.heartbeatMs == 0)
+        #expect(merged.maxPending == 70000)
+        #expect(merged.slowConsumer == .drop)
+        #expect(running.keysNeedingRestart(for: loaded) == ["host", "port", "unix", "data_dir", "workers"])
+        #expect(running.keysNeedingRestart(for: running.reloadingLive(from: Config())).isEmpty)
+    }
+
+    @Test func liveKeysAreExactlyTheReloadableOnes() {
+        #expect(Config.liveKeys == ["log_level", "max_line", "max_errors", "heartbeat_ms", "max_pending", "slow_consumer"])
+        #expect(Config.allKeys.count == 11)
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real `heraldd` started for one test on an ephemeral port, stopped when released.
+final class DaemonProcess: @unchecked Sendable {
+    let process = Process()
+    let port: Int
+    let directory: URL
+    private let stderrLines = Locked<[String]>([])
+
+    /// The built daemon: `$HERALDD`, else the `heraldd` next to this test binary.
+    static var executable: URL {
+        if let path = ProcessInfo.processInfo.environment["HERALDD"] { return URL(fileURLWithPath: path) }
+        let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        return me.deletingLastPathComponent().appendingPathComponent("heraldd")
+    }
+
+    /// Starts the daemon with a config file holding `config` (JSON5 object body) and `arguments`.
+    init(config: String = "", arguments: [String] = []) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("heraldd-test-" + UUID().uuidString)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let configFile = directory.appendingPathComponent("heraldd.json5")
+        try ("{" + config + "}").write(to: configFile, atomically: true, encoding: .utf8)
+        process.executableURL = DaemonProcess.executable
+        process.arguments = ["--config", configFile.path, "--port", "0", "--host", "127.0.0.1"] + arguments
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        let lines = stderrLines
+        let portFound = Locked<Int?>(nil)
+        let reader = errors.fileHandleForReading
+        let readerThread = Thread {
+            var pending = Data()
+            while true {
+                let chunk = reader.availableData
+                if chunk.isEmpty { break }
+                pending.append(chunk)
+                while let newline = pending.firstIndex(of: 10) {
+                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+                    pending.removeSubrange(pending.startIndex...newline)
+                    lines.withLock { $0.append(line) }
+                    if line.contains("listening"), line.contains("transport=tcp"),
+                       let range = line.range(of: #"port=(\d+)"#, options: .regularExpression) {
+                        portFound.withLock { $0 = Int(line[range].dropFirst(5)) }
+                    }
+                }
+            }
+        }
+        readerThread.start()
+        try process.run()
+        let deadline = Date().addingTimeInterval(10)
+        while portFound.withLock({ $0 }) == nil && Date() < deadline && process.isRunning { usleep(5_000) }
+        guard let found = portFound.withLock({ $0 }) else {
+            process.terminate()
+            throw DaemonError.didNotStart(stderrLines.withLock { $0.joined(separator: "\n") })
+        }
+        port = found
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Everything the daemon logged so far.
+    var log: [String] { stderrLines.withLock { $0 } }
+
+    /// Sends a signal to the daemon.
+    func signal(_ signum: Int32) { kill(process.processIdentifier, signum) }
+
+    /// Waits for exit; nil when it did not exit in time.
+    func waitForExit(seconds: Double) -> Int32? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        return process.isRunning ? nil : process.terminationStatus
+    }
+
+    /// Opens a client connection and reads the `info` frame.
+    func client() throws -> TestClient {
+        let client = try TestClient(port: port)
+        _ = try client.frame()
+        return client
+    }
+}
+
+enum DaemonError: Error {
+    case didNotStart(String)
+}
+
+/// Runs `heraldd` to completion with `arguments`, for flag and config checks.
+func runDaemon(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = DaemonProcess.executable
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
+/// A value behind a lock, shareable with the stderr reader thread.
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<R>(_ body: (inout Value) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
+}
