@@ -102,7 +102,7 @@ def throughput_table(summary, workload, brokers, title):
     head = ["subscribers" if workload == "fanout" else "channels", "payload"]
     head += [LABEL[b] for b in brokers]
     if show_ratio:
-        head += [f"herald/{b}" for b in peers]
+        head += [f"herald/{b}" for b in peers]  # higher is better
     lines = [f"### {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for k in keys:
         by = summary[k]
@@ -136,7 +136,7 @@ def latency_table(summary, brokers):
             for b in peers:
                 s = by.get(b)
                 if s and s.get("p50") and h.get("p50"):
-                    lines.append(f"| herald/{b} p50 | | {h['p50'] / s['p50']:.2f}× | "
+                    lines.append(f"| herald/{b} (ratio) | | {h['p50'] / s['p50']:.2f}× | "
                                  f"{h['p99'] / s['p99']:.2f}× | {h['p999'] / s['p999']:.2f}× | |")
     lines.append("")
     return "\n".join(lines)

@@ -1,0 +1,129 @@
+/// Validates one request line and records where its known top-level fields sit.
+///
+/// Why a scanner instead of a JSON decoder: the broker's hot path reads a handful of small
+/// fields per message and forwards `data` verbatim, so the line is validated in one pass
+/// and only byte spans are kept; nothing is decoded until an accessor asks for it.
+///
+/// One scanner serves one connection and is reused for every line. All storage (field
+/// spans, the nesting stack, the escape-decoding buffer) is allocated in `init`, so a scan
+/// allocates nothing; only decoding an escaped string longer than any seen before grows
+/// the decoding buffer.
+///
+/// Lifetime: `scan(_:)` keeps the line's base pointer until the next `scan(_:)`. The
+/// subscript's spans stay meaningful, but `raw(_:)`, `string(_:)`, `withString(_:_:)`,
+/// `int(_:)` and `bool(_:)` read the line's memory, so call them only while the buffer
+/// passed to `scan(_:)` is still alive and unchanged. After a failed scan every field is absent.
+///
+/// Not thread-safe: confine each scanner to the connection's event loop.
+public final class RequestScanner {
+    /// The deepest nesting accepted; the top-level object is level 1.
+    let maxDepth: Int
+    /// Per-field spans indexed by `RequestField.rawValue`; meaningful only where `presence` has the bit set.
+    let values: UnsafeMutablePointer<ScannedValue>
+    /// One bit per `RequestField.rawValue`: set when the last scanned line holds that key.
+    var presence: UInt64 = 0
+    /// The last successfully scanned line; nil before the first scan and after a failed one.
+    var line: JSONInput?
+    /// Whether each open container is an object (true) or array (false), indexed by depth.
+    let containerStack: UnsafeMutablePointer<Bool>
+    /// Reused destination for decoding strings that contain escapes.
+    var decodeBuffer: UnsafeMutableRawPointer
+    /// The byte capacity of `decodeBuffer`.
+    var decodeCapacity: Int
+    /// Set while a `withString` body holds `decodeBuffer`, so a nested call decodes elsewhere.
+    var decodeBufferInUse = false
+    /// Key lookup shared by all scanners.
+    let keys = RequestKeyTable.shared
+
+    /// Creates a scanner with all its storage preallocated.
+    ///
+    /// Why a depth limit: the scanner is iterative, so depth costs no stack, but a limit bounds
+    /// the nesting stack and keeps pathological frames (`[[[[…`) from reaching subscribers.
+    /// - Parameter maxDepth: the deepest nesting accepted, counting the top-level object as
+    ///   level 1 (so `{"data":[…]}` nests 2 deep); must be at least 1.
+    public init(maxDepth: Int = 64) {
+        precondition(maxDepth >= 1, "maxDepth must be at least 1")
+        precondition(RequestField.allCases.count <= UInt64.bitWidth, "presence bits must fit one word")
+        self.maxDepth = maxDepth
+        let fieldCount = RequestField.allCases.count
+        values = .allocate(capacity: fieldCount)
+        values.initialize(repeating: ScannedValue(kind: .null, start: 0, end: 0), count: fieldCount)
+        containerStack = .allocate(capacity: maxDepth + 1)
+        containerStack.initialize(repeating: false, count: maxDepth + 1)
+        decodeCapacity = 256
+        decodeBuffer = .allocate(byteCount: decodeCapacity, alignment: 1)
+    }
+
+    deinit {
+        values.deinitialize(count: RequestField.allCases.count)
+        values.deallocate()
+        containerStack.deinitialize(count: maxDepth + 1)
+        containerStack.deallocate()
+        decodeBuffer.deallocate()
+    }
+
+    /// Validates `line` as exactly one JSON object and records its known top-level fields.
+    ///
+    /// Strict RFC 8259 (no comments, trailing commas, NaN/Infinity, leading zeros, single
+    /// quotes or raw control characters in strings; `\u` escapes must be valid and
+    /// surrogates paired), valid UTF-8 throughout (no overlongs, UTF-8-encoded surrogates,
+    /// scalars above U+10FFFF or truncated sequences), nesting at most `maxDepth` deep, and
+    /// optional space, tab, CR or LF around tokens. Keys that are `RequestField` spellings
+    /// (after resolving escapes) are recorded; other keys are validated and ignored. Only
+    /// known keys are checked for duplicates, since tracking arbitrary keys would cost an
+    /// allocation per scan.
+    /// - Parameter line: one request line; a trailing `\r` or `\n` is accepted as whitespace.
+    ///   It must stay alive and unchanged while this scanner's accessors are used, up to the
+    ///   next `scan(_:)`.
+    /// - Throws: `HeraldError(.badJSON, message)`: "request must be a JSON object",
+    ///   "invalid JSON at byte N: …" (offsets are 0-based), "invalid UTF-8 at byte N",
+    ///   "nesting deeper than N" or "duplicate key \"ch\"".
+    public func scan(_ line: UnsafeRawBufferPointer) throws(HeraldError) {
+        presence = 0
+        self.line = nil
+        guard let base = line.baseAddress else { throw .syntax(at: 0, "empty request") }
+        let input = JSONInput(base: base, count: line.count)
+        presence = try scanObject(input)
+        self.line = input
+    }
+
+    /// The span of `field` in the last scanned line, or nil when the line lacks it.
+    ///
+    /// Unlike the typed accessors this reports a JSON `null` as a value of kind `.null`,
+    /// for handlers that must tell `"x":null` from a missing key.
+    /// - Parameter field: the top-level field.
+    /// - Returns: the recorded span, or nil.
+    public subscript(field: RequestField) -> ScannedValue? {
+        guard presence & (1 &<< UInt64(field.rawValue)) != 0 else { return nil }
+        return values[field.rawValue]
+    }
+
+    /// The raw JSON bytes of `field` (strings include their quotes), for forwarding `data` verbatim.
+    ///
+    /// The buffer points into the scanned line: it is valid only while that line's memory is,
+    /// and only until the next `scan(_:)`.
+    /// - Parameter field: the top-level field.
+    /// - Returns: the value's bytes (`null` included), or nil when the field is absent.
+    public func raw(_ field: RequestField) -> UnsafeRawBufferPointer? {
+        guard let value = self[field], let line else { return nil }
+        return UnsafeRawBufferPointer(start: line.base + value.start, count: value.end - value.start)
+    }
+
+    /// Whether `field` holds a non-null value in the last scanned line.
+    ///
+    /// `null` counts as absent, matching the typed accessors, so `"rid":null` behaves like
+    /// no `rid` at all; use the subscript to tell the two apart.
+    /// - Parameter field: the top-level field.
+    /// - Returns: true when the field is present and not `null`.
+    public func isPresent(_ field: RequestField) -> Bool {
+        guard let value = self[field] else { return false }
+        return value.kind != .null
+    }
+
+    /// The field's span when it is present and not `null`; the common prelude of the typed accessors.
+    @inline(__always)
+    func nonNullValue(_ field: RequestField) -> (value: ScannedValue, line: JSONInput)? {
+        guard let value = self[field], value.kind != .null, let line else { return nil }
+        return (value, line)
+    }
+}
