@@ -4,9 +4,10 @@ extension Broker {
     /// `pub`: gives the event the channel's next `seq` and fans it out.
     ///
     /// The frame parts every subscriber shares are built once per publish; per subscriber
-    /// only its name (and `args`, `last`, `dropped` when set) differ.
+    /// only a cached prefix (`{"event":"CH","sub":"NAME"`) and, when set, `args`, `last`
+    /// and `dropped` are added.
     func publish(from session: Session) throws(HeraldError) {
-        let channel = try publishChannel()
+        let channel = try publishChannel(for: session)
         channel.seq += 1
         buildSharedParts(seq: channel.seq, from: session, data: scanner.raw(.data))
         let receivers = fanOut(on: channel, from: session)
@@ -19,84 +20,81 @@ extension Broker {
         }
     }
 
-    private func publishChannel() throws(HeraldError) -> Channel {
+    /// The channel named by `ch`; a publisher repeating its last channel skips the
+    /// validation and the dictionary lookup (it was validated when first seen).
+    private func publishChannel(for session: Session) throws(HeraldError) -> Channel {
         guard scanner.isPresent(.ch) else { throw HeraldError(.missingField, "missing field 'ch'") }
         let found = try scanner.withString(.ch) { bytes throws(HeraldError) -> Channel in
+            if let last = session.lastChannel, !last.isRetired, last.hasName(bytes) { return last }
             if ChannelName.isReserved(bytes) {
                 throw HeraldError(.forbidden, "channels starting with '$' are reserved for the daemon")
             }
             try ChannelName.validateConcrete(bytes)
-            return channel(named: Array(bytes))
+            let named = channel(named: Array(bytes))
+            session.lastChannel = named
+            return named
         }
         guard let found else { throw HeraldError(.missingField, "missing field 'ch'") }
         return found
     }
 
     private func buildSharedParts(seq: Int, from session: Session, data: UnsafeRawBufferPointer?) {
-        eventMiddle.removeAll(keepingCapacity: true)
-        eventMiddle.appendRaw(#","seq":"#)
-        eventMiddle.appendInt(seq)
-        eventMiddle.appendRaw(#","from":"#)
-        eventMiddle.append(contentsOf: session.quotedClientID)
-        eventTail.removeAll(keepingCapacity: true)
+        eventShared.reset()
+        eventShared.append(#","seq":"#)
+        eventShared.appendDecimal(seq)
+        eventShared.append(#","from":"#)
+        eventShared.append(session.quotedClientID)
+        eventSplit = eventShared.count
         if let data {
-            eventTail.appendRaw(#","data":"#)
-            eventTail.appendRaw(data)
+            eventShared.append(#","data":"#)
+            eventShared.append(data)
         }
-        eventTail.appendRaw("}\n")
+        eventShared.append("}\n")
     }
 
     /// Delivers the prepared event to every target of the channel.
     /// - Returns: how many subscriptions received it.
     private func fanOut(on channel: Channel, from publisher: Session) -> Int {
-        if channel.cacheGeneration != index.generation {
-            channel.targets = index.targets(for: channel.name)
-            channel.cacheGeneration = index.generation
-        }
-        let targets = channel.targets
         var receivers = 0
-        for target in targets {
+        for target in channel.currentTargets(in: index) {
             switch target {
-            case .single(let subscription):
-                if accepts(subscription, from: publisher), deliver(to: subscription, on: channel) {
+            case .single(let subscription, let prefix):
+                if accepts(subscription, from: publisher), deliver(to: subscription, prefix: prefix) {
                     receivers += 1
                 }
             case .group(let group):
-                if let member = group.pick({ accepts($0, from: publisher) }), deliver(to: member, on: channel) {
-                    receivers += 1
-                }
+                guard let member = group.pick({ accepts($0, from: publisher) }) else { continue }
+                if deliver(to: member, prefix: channel.eventHead + member.quotedName) { receivers += 1 }
             }
         }
         return receivers
     }
 
     private func accepts(_ subscription: Subscription, from publisher: Session) -> Bool {
+        guard subscription.isActive else { return false }
         let session = subscription.session
-        return subscription.isActive && !session.closeAfterFlush && (session.echo || session !== publisher)
+        return !session.closeAfterFlush && (session.echo || session !== publisher)
     }
 
     /// Appends one event frame to a subscriber's queue, applying `max_pending` and `max`.
     /// - Returns: whether the event was queued.
-    private func deliver(to subscription: Subscription, on channel: Channel) -> Bool {
+    private func deliver(to subscription: Subscription, prefix: [UInt8]) -> Bool {
         let session = subscription.session
         let isLast = subscription.remaining == 1
-        let size = channel.eventHead.count + subscription.quotedName.count + eventMiddle.count
-            + subscription.argsFragment.count + eventTail.count + 40
+        let shared = eventShared.count
+        let size = prefix.count + shared + subscription.argsFragment.count + 40
         if session.pendingBytes + size > config.maxPending {
             overflow(subscription)
             return false
         }
-        session.outbound.append(contentsOf: channel.eventHead)
-        session.outbound.append(contentsOf: subscription.quotedName)
-        session.outbound.append(contentsOf: eventMiddle)
-        session.outbound.append(contentsOf: subscription.argsFragment)
-        if isLast { session.outbound.appendRaw(#","last":true"#) }
-        if subscription.dropped > 0 {
-            session.outbound.appendRaw(#","dropped":"#)
-            session.outbound.appendInt(subscription.dropped)
-            subscription.dropped = 0
+        session.outbound.append(contentsOf: prefix)
+        if subscription.argsFragment.isEmpty && !isLast && subscription.dropped == 0 {
+            session.outbound.append(contentsOf: eventShared.bytes(0..<shared))
+        } else {
+            session.outbound.append(contentsOf: eventShared.bytes(0..<eventSplit))
+            appendExtras(of: subscription, isLast: isLast, to: &session.outbound)
+            session.outbound.append(contentsOf: eventShared.bytes(eventSplit..<shared))
         }
-        session.outbound.append(contentsOf: eventTail)
         markDirty(session)
         stats.msgsOut += 1
         if let remaining = subscription.remaining {
@@ -104,6 +102,17 @@ extension Broker {
             if isLast { end(subscription) }
         }
         return true
+    }
+
+    /// `args`, `last` and `dropped`: the per-subscription fields before `data`.
+    private func appendExtras(of subscription: Subscription, isLast: Bool, to out: inout [UInt8]) {
+        out.append(contentsOf: subscription.argsFragment)
+        if isLast { out.appendRaw(#","last":true"#) }
+        if subscription.dropped > 0 {
+            out.appendRaw(#","dropped":"#)
+            out.appendInt(subscription.dropped)
+            subscription.dropped = 0
+        }
     }
 
     private func overflow(_ subscription: Subscription) {

@@ -30,9 +30,10 @@ public final class Broker {
     let startedAt: Int
     /// The request being handled: its op and raw `rid`, echoed in answers.
     var current = RequestContext()
-    /// Scratch buffers for building the shared parts of event frames.
-    var eventMiddle: [UInt8] = []
-    var eventTail: [UInt8] = []
+    /// The shared parts of the event being fanned out: `,"seq":S,"from":"C"` then
+    /// `,"data":D}\n`, split at `eventSplit`.
+    let eventShared = FrameScratch()
+    var eventSplit = 0
 
     /// Creates a broker.
     /// - Parameters:

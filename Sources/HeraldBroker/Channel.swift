@@ -1,8 +1,12 @@
 import HeraldWire
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Where an event on a channel goes: one subscription, or one member of a queue group.
 enum Target {
-    case single(Subscription)
+    /// A subscription, with its frame prefix `{"event":"CH","sub":"NAME"` for this channel.
+    case single(Subscription, prefix: [UInt8])
     case group(QueueGroup)
 }
 
@@ -21,6 +25,8 @@ final class Channel {
     var targets: [Target] = []
     /// The index generation `targets` was computed at; -1 when never.
     var cacheGeneration = -1
+    /// Set when the record is dropped, so references cached elsewhere stop using it.
+    var isRetired = false
 
     init(name: [UInt8]) {
         self.name = name
@@ -29,5 +35,28 @@ final class Channel {
         head.appendJSONString(name)
         head.appendRaw(#","sub":"#)
         self.eventHead = head
+    }
+}
+
+extension Channel {
+    /// The delivery targets, recomputed when the index changed since they were cached.
+    func currentTargets(in index: SubscriptionIndex) -> [Target] {
+        if cacheGeneration != index.generation {
+            targets = index.targets(for: name).map { target in
+                guard case .single(let subscription, _) = target else { return target }
+                return .single(subscription, prefix: eventHead + subscription.quotedName)
+            }
+            cacheGeneration = index.generation
+        }
+        return targets
+    }
+
+    /// Whether the record's name equals `bytes`.
+    func hasName(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count == name.count else { return false }
+        return name.withUnsafeBytes { own in
+            guard let a = own.baseAddress, let b = bytes.baseAddress else { return bytes.isEmpty }
+            return memcmp(a, b, bytes.count) == 0
+        }
     }
 }

@@ -37,6 +37,8 @@ public final class Session {
     var lastHeard: Int
     /// Whether a heartbeat ping is waiting for the peer.
     var pingOutstanding = false
+    /// The channel this session last published to: a steady publisher skips the lookup.
+    var lastChannel: Channel?
     /// Set while the session sits in the broker's dirty list.
     var isDirty = false
 

@@ -6,7 +6,11 @@ import HeraldWire
 /// same subscription, and removal must be visible to all of them at once (`isActive`).
 public final class Subscription {
     /// The connection that holds it.
-    public unowned let session: Session
+    ///
+    /// `unowned(unsafe)` skips a reference-count check on every delivery. Safe because a
+    /// session retires all its subscriptions (`isActive = false`) before it goes, and
+    /// every path that may hold a stale subscription checks `isActive` first.
+    public unowned(unsafe) let session: Session
     /// Its name, unique within the connection.
     public let name: [UInt8]
     /// The pattern (or concrete channel) it listens on.

@@ -51,7 +51,8 @@ final class SubscriptionIndex {
         generation += 1
     }
 
-    /// The delivery targets for a concrete channel, in subscription order.
+    /// The delivery targets for a concrete channel, in subscription order (prefixes left
+    /// empty: `Channel.currentTargets` fills them in).
     func targets(for channel: [UInt8]) -> [Target] {
         var matched: [Subscription] = []
         channel.withUnsafeBytes { name in
@@ -83,7 +84,7 @@ final class SubscriptionIndex {
         var seenGroups: [ObjectIdentifier] = []
         for subscription in matched {
             guard let name = subscription.group else {
-                result.append(.single(subscription))
+                result.append(.single(subscription, prefix: []))
                 continue
             }
             guard let group = entries[subscription.pattern]?.groups[name] else { continue }

@@ -6,11 +6,18 @@ public enum Op: String, Sendable, CaseIterable {
     case stats, channels, subs
 
     /// Looks an op up by its raw UTF-8 name without building a `String`.
+    ///
+    /// Every op name fits in 8 bytes, so the name is packed into one integer and compared
+    /// against a table of packed names: a handful of integer compares, `pub` first.
     /// - Parameter bytes: the op name as it appears between the quotes.
     /// - Returns: the op, or nil when the name is not one.
     public init?(bytes: UnsafeRawBufferPointer) {
-        guard let op = Op.table.first(where: { Op.equal($0.bytes, bytes) })?.op else { return nil }
-        self = op
+        guard let key = Op.pack(bytes) else { return nil }
+        for entry in Op.table where entry.key == key {
+            self = entry.op
+            return
+        }
+        return nil
     }
 
     /// Whether the op is answered only on failure or when it carries a `rid`.
@@ -21,11 +28,16 @@ public enum Op: String, Sendable, CaseIterable {
         }
     }
 
-    private static let table: [(bytes: [UInt8], op: Op)] = Op.allCases.map { (Array($0.rawValue.utf8), $0) }
+    /// Packed names, most frequent first.
+    private static let table: [(key: UInt64, op: Op)] = ([Op.pub] + Op.allCases.filter { $0 != .pub }).compactMap { op in
+        Array(op.rawValue.utf8).withUnsafeBytes { bytes in Op.pack(bytes).map { ($0, op) } }
+    }
 
-    private static func equal(_ a: [UInt8], _ b: UnsafeRawBufferPointer) -> Bool {
-        guard a.count == b.count else { return false }
-        for i in 0..<a.count where a[i] != b[i] { return false }
-        return true
+    /// The name's bytes as a little-endian integer, or nil when longer than 8 bytes.
+    private static func pack(_ bytes: UnsafeRawBufferPointer) -> UInt64? {
+        guard !bytes.isEmpty, bytes.count <= 8 else { return nil }
+        var key: UInt64 = 0
+        for i in 0..<bytes.count { key |= UInt64(bytes[i]) << (8 * UInt64(i)) }
+        return key
     }
 }

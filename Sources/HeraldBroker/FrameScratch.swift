@@ -1,0 +1,68 @@
+/// A reusable byte buffer for the parts of an event frame that every subscriber shares.
+///
+/// Built once per publish and appended to each subscriber's queue, so it is reset and
+/// refilled millions of times a second: it manages its own memory, because an `[UInt8]`'s
+/// `removeAll(keepingCapacity:)` costs a generic `replaceSubrange` on every reset.
+final class FrameScratch {
+    private var base: UnsafeMutableRawPointer
+    private var capacity: Int
+    /// Bytes written since the last `reset`.
+    private(set) var count = 0
+
+    init(capacity: Int = 4096) {
+        self.capacity = capacity
+        self.base = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+    }
+
+    deinit { base.deallocate() }
+
+    /// Forgets the contents, keeping the memory.
+    func reset() { count = 0 }
+
+    /// The bytes in `range` (offsets into what was written); valid until the next write.
+    func bytes(_ range: Range<Int>) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: base + range.lowerBound, count: range.count)
+    }
+
+    func append(_ bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+        reserve(bytes.count)
+        (base + count).copyMemory(from: source, byteCount: bytes.count)
+        count += bytes.count
+    }
+
+    func append(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { append($0) }
+    }
+
+    func append(_ text: StaticString) {
+        append(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    /// Appends a non-negative decimal integer (sequence numbers, counts).
+    func appendDecimal(_ value: Int) {
+        reserve(20)
+        var digits = value
+        var length = 1
+        while digits >= 10 {
+            digits /= 10
+            length += 1
+        }
+        var rest = value
+        for position in stride(from: count + length - 1, through: count, by: -1) {
+            base.storeBytes(of: UInt8(truncatingIfNeeded: 48 + rest % 10), toByteOffset: position, as: UInt8.self)
+            rest /= 10
+        }
+        count += length
+    }
+
+    private func reserve(_ extra: Int) {
+        guard count + extra > capacity else { return }
+        let grown = max(capacity * 2, count + extra)
+        let fresh = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 16)
+        fresh.copyMemory(from: base, byteCount: count)
+        base.deallocate()
+        base = fresh
+        capacity = grown
+    }
+}
