@@ -42,18 +42,20 @@ final class FrameScratch {
     /// Appends a non-negative decimal integer (sequence numbers, counts).
     func appendDecimal(_ value: Int) {
         reserve(20)
-        var digits = value
-        var length = 1
-        while digits >= 10 {
-            digits /= 10
-            length += 1
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        let written = withUnsafeMutableBytes(of: &digits) { buffer -> Int in
+            guard let start = buffer.baseAddress else { return 0 }
+            var rest = value.magnitude
+            var at = buffer.count
+            repeat {
+                at -= 1
+                buffer[at] = UInt8(truncatingIfNeeded: 48 + rest % 10)
+                rest /= 10
+            } while rest > 0
+            (base + count).copyMemory(from: UnsafeRawPointer(start) + at, byteCount: buffer.count - at)
+            return buffer.count - at
         }
-        var rest = value
-        for position in stride(from: count + length - 1, through: count, by: -1) {
-            base.storeBytes(of: UInt8(truncatingIfNeeded: 48 + rest % 10), toByteOffset: position, as: UInt8.self)
-            rest /= 10
-        }
-        count += length
+        count += written
     }
 
     private func reserve(_ extra: Int) {
