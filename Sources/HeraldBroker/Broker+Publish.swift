@@ -64,7 +64,7 @@ extension Broker {
                 }
             case .group(let group):
                 guard let member = group.pick({ accepts($0, from: publisher) }) else { continue }
-                if deliver(to: member, prefix: channel.eventHead + member.quotedName) { receivers += 1 }
+                if deliver(to: member, prefix: channel.prefix(for: member)) { receivers += 1 }
             }
         }
         return receivers

@@ -24,18 +24,21 @@ extension Broker {
             _ = try ChannelName.validatePattern(bytes)
             return Array(bytes)
         }
-        let listed = channels.values
-            .filter { channel in filter.map { matches($0, channel.name) } ?? true }
-            .sorted { $0.name.lexicographicallyPrecedes($1.name) }
+        // A channel is known once published to (it has a record) or subscribed to exactly.
+        var names = Set(channels.keys)
+        names.formUnion(index.concretePatterns)
+        let listed = names
+            .filter { name in filter.map { matches($0, name) } ?? true }
+            .sorted { $0.lexicographicallyPrecedes($1) }
         answer(session, .channels) { out in
             out.appendRaw(#","channels":["#)
             for (position, channel) in listed.enumerated() {
                 if position > 0 { out.append(UInt8(ascii: ",")) }
                 out.appendRaw(#"{"ch":"#)
-                out.appendJSONString(channel.name)
-                appendCounter(&out, "subs", index.matchCount(for: channel.name))
+                out.appendJSONString(channel)
+                appendCounter(&out, "subs", index.matchCount(for: channel))
                 out.appendRaw(#","owner":null,"has_value":false"#)
-                appendCounter(&out, "seq", channel.seq)
+                appendCounter(&out, "seq", channels[channel]?.seq ?? 0)
                 out.append(UInt8(ascii: "}"))
             }
             out.append(UInt8(ascii: "]"))

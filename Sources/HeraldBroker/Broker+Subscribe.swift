@@ -22,7 +22,6 @@ extension Broker {
             group: group, args: args, max: max, serial: nextSerial)
         session.subscriptions[name] = subscription
         index.insert(subscription)
-        if !isWildcard { _ = channel(named: pattern) }
         answer(session, .sub) { out in
             out.appendRaw(#","sub":"#)
             out.append(contentsOf: subscription.quotedName)

@@ -44,11 +44,18 @@ extension Channel {
         if cacheGeneration != index.generation {
             targets = index.targets(for: name).map { target in
                 guard case .single(let subscription, _) = target else { return target }
-                return .single(subscription, prefix: eventHead + subscription.quotedName)
+                return .single(subscription, prefix: prefix(for: subscription))
             }
             cacheGeneration = index.generation
         }
         return targets
+    }
+
+    /// `{"event":"CH","sub":"NAME"` for one subscription.
+    func prefix(for subscription: Subscription) -> [UInt8] {
+        var prefix = eventHead
+        prefix.appendJSONString(subscription.name)
+        return prefix
     }
 
     /// Whether the record's name equals `bytes`.

@@ -31,8 +31,6 @@ public final class Subscription {
     public internal(set) var isActive = true
     /// Creation order across the broker; deliveries follow it.
     let serial: Int
-    /// `"NAME"` as a JSON string, precomputed for the event frame.
-    let quotedName: [UInt8]
     /// `,"args":RAW`, precomputed, or empty.
     let argsFragment: [UInt8]
 
@@ -47,15 +45,20 @@ public final class Subscription {
         self.max = max
         self.remaining = max
         self.serial = serial
-        var quoted: [UInt8] = []
-        quoted.appendJSONString(name)
-        self.quotedName = quoted
         var fragment: [UInt8] = []
         if let args {
             fragment.appendRaw(#","args":"#)
             fragment.append(contentsOf: args)
         }
         self.argsFragment = fragment
+    }
+
+    /// `"NAME"` as a JSON string. Computed, not stored: it is needed only when a channel's
+    /// delivery targets are cached and in answers, and storing it cost ~50 B per subscription.
+    var quotedName: [UInt8] {
+        var quoted: [UInt8] = []
+        quoted.appendJSONString(name)
+        return quoted
     }
 
     /// The id other connections use for it: `CLIENT/NAME`.

@@ -66,6 +66,11 @@ final class SubscriptionIndex {
         return targets(from: matched)
     }
 
+    /// The concrete channels someone subscribed to exactly (for `channels`).
+    var concretePatterns: [[UInt8]] {
+        entries.values.filter { !$0.isWildcard }.map(\.pattern)
+    }
+
     /// How many subscriptions match a concrete channel.
     func matchCount(for channel: [UInt8]) -> Int {
         var total = entries[channel]?.subscriptions.count ?? 0
