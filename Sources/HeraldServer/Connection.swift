@@ -5,20 +5,30 @@ import HeraldWire
 /// One client connection on one loop: its stream handle, line framer and write state.
 ///
 /// Reading: libuv fills the loop's shared read buffer; complete lines go straight to the
-/// broker and only an unfinished last line is copied (by the framer). Writing: the
-/// broker's queued bytes are swapped into `inFlightBytes` and tried with `uv_try_write`;
-/// whatever the kernel does not take goes out with one `uv_write`, and nothing else is
-/// written until it completes, so the queue fills and the next flush sends it in one go.
+/// broker (one lock for the whole read) and only an unfinished last line is copied (by
+/// the framer). Writing: under the broker lock the session's queued bytes are swapped into
+/// `inFlightBytes` (`takeQueued`); outside it they are tried with `uv_try_write`, and
+/// whatever the kernel does not take goes out with one `uv_write`. Nothing else is written
+/// until that completes, so the queue fills and the next flush sends it in one go.
 final class Connection {
-    unowned let server: Server
-    /// The broker's state for this connection.
+    /// Where the socket comes from.
+    enum Source {
+        /// Accept a pending connection from a listener on this loop.
+        case listener(UnsafeMutablePointer<uv_stream_t>)
+        /// Adopt a socket accepted on another loop.
+        case descriptor(Int32)
+    }
+
+    unowned let worker: Worker
+    /// The broker's state for this connection; touched only under the broker lock.
     let session: Session
     private let handle: UnsafeMutableRawPointer
     private let writeRequest: UnsafeMutablePointer<uv_write_t>
     private var framer: LineFramer
-    /// Bytes being written by the pending `uv_write`; untouched until its callback.
+    /// Bytes being written; untouched by anyone but this loop until the write completes.
     private var inFlightBytes: [UInt8] = []
     private var isWriting = false
+    private var closeWhenWritten = false
     private(set) var isClosing = false
 
     /// Buffers past this capacity are released once empty, so one burst does not pin memory.
@@ -30,30 +40,35 @@ final class Connection {
         return UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
     }
 
-    /// Accepts a pending connection from `listener` and starts reading.
+    /// Sets up the handle, registers the session and starts reading.
     /// - Throws: UVError when the handle cannot be set up; nothing is leaked then.
-    init(server: Server, listener: UnsafeMutablePointer<uv_stream_t>, isTCP: Bool, id: Int) throws(UVError) {
-        self.server = server
+    init(worker: Worker, source: Source, isTCP: Bool, id: Int) throws(UVError) {
+        self.worker = worker
         self.handle = Connection.allocateStreamHandle()
         self.writeRequest = UnsafeMutablePointer<uv_write_t>.allocate(capacity: 1)
-        self.framer = LineFramer(maxLine: server.broker.config.maxLine)
         let status = isTCP
-            ? uv_tcp_init(server.loop, handle.assumingMemoryBound(to: uv_tcp_t.self))
-            : uv_pipe_init(server.loop, handle.assumingMemoryBound(to: uv_pipe_t.self), 0)
+            ? uv_tcp_init(worker.loop, handle.assumingMemoryBound(to: uv_tcp_t.self))
+            : uv_pipe_init(worker.loop, handle.assumingMemoryBound(to: uv_pipe_t.self), 0)
         guard status == 0 else {
             handle.deallocate()
             writeRequest.deallocate()
             throw UVError("init client handle", status)
         }
-        self.session = server.broker.connect(id: id, now: server.now)
+        let now = worker.now
+        let (session, maxLine) = worker.shared.withLock { broker in
+            (broker.connect(id: id, now: now), broker.config.maxLine)
+        }
+        self.session = session
+        self.framer = LineFramer(maxLine: maxLine)
         handlePointer.pointee.data = Unmanaged.passRetained(self).toOpaque()
         writeRequest.pointee.data = Unmanaged.passUnretained(self).toOpaque()
-        let accepted = uv_accept(listener, stream)
-        guard accepted == 0 else {
+        let opened = open(source, isTCP: isTCP)
+        guard opened == 0 else {
             close()
-            throw UVError("accept", accepted)
+            throw UVError("accept", opened)
         }
         if isTCP { uv_tcp_nodelay(handle.assumingMemoryBound(to: uv_tcp_t.self), 1) }
+        worker.server.logger.debug("connected", ["client": "c" + String(id), "worker": worker.index])
         startReading()
     }
 
@@ -65,14 +80,22 @@ final class Connection {
     private var stream: UnsafeMutablePointer<uv_stream_t> { handle.assumingMemoryBound(to: uv_stream_t.self) }
     private var handlePointer: UnsafeMutablePointer<uv_handle_t> { handle.assumingMemoryBound(to: uv_handle_t.self) }
 
-    /// Applies a reloaded `max_line`.
-    func setMaxLine(_ maxLine: Int) { framer.maxLine = maxLine }
+    private func open(_ source: Source, isTCP: Bool) -> Int32 {
+        switch source {
+        case .listener(let listener):
+            return uv_accept(listener, stream)
+        case .descriptor(let fd):
+            return isTCP
+                ? uv_tcp_open(handle.assumingMemoryBound(to: uv_tcp_t.self), uv_os_sock_t(fd))
+                : uv_pipe_open(handle.assumingMemoryBound(to: uv_pipe_t.self), uv_file(fd))
+        }
+    }
 
     private func startReading() {
         let status = uv_read_start(stream, { handle, _, buffer in
             guard let handle, let buffer, let data = handle.pointee.data else { return }
             let connection = Unmanaged<Connection>.fromOpaque(data).takeUnretainedValue()
-            buffer.pointee = connection.server.readBuffer
+            buffer.pointee = connection.worker.readBuffer
         }, { stream, count, _ in
             guard let stream, let data = stream.pointee.data else { return }
             Unmanaged<Connection>.fromOpaque(data).takeUnretainedValue().didRead(count)
@@ -80,47 +103,63 @@ final class Connection {
         if status != 0 { close() }
     }
 
-    /// Handles one read: lines to the broker, EOF or error closes.
+    /// Handles one read: every line of it to the broker under one lock; EOF or error closes.
     private func didRead(_ count: Int) {
         guard count > 0 else {
             if count < 0 { close() }
             return
         }
-        let broker = server.broker
-        let now = server.now
-        broker.stats.bytesIn += count
-        broker.heard(from: session, now: now)
-        let bytes = UnsafeRawBufferPointer(start: server.readBufferBytes.baseAddress, count: count)
-        framer.feed(bytes) { framed in
-            switch framed {
-            case .line(let line): broker.handleLine(line, from: session, now: now)
-            case .tooLong(let length): broker.lineTooLong(from: session, length: length, now: now)
+        let now = worker.now
+        let bytes = UnsafeRawBufferPointer(start: worker.readBufferBytes.baseAddress, count: count)
+        let closing = worker.shared.withLock { broker -> Bool in
+            broker.stats.bytesIn += count
+            broker.heard(from: session, now: now)
+            if framer.maxLine != broker.config.maxLine { framer.maxLine = broker.config.maxLine }
+            framer.feed(bytes) { framed in
+                switch framed {
+                case .line(let line): broker.handleLine(line, from: session, now: now)
+                case .tooLong(let length): broker.lineTooLong(from: session, length: length, now: now)
+                }
             }
+            return session.closeAfterFlush
         }
-        if session.closeAfterFlush { uv_read_stop(stream) }
+        if closing { uv_read_stop(stream) }
     }
 
-    /// Sends what the broker queued, then closes if a close was asked for and all is out.
-    func flush() {
-        guard !isClosing else { return }
-        if !isWriting && !session.outbound.isEmpty { startWrite() }
-        if session.closeAfterFlush && !isWriting && session.outbound.isEmpty { close() }
+    /// Under the broker lock: takes the session's queued bytes if no write is in flight.
+    ///
+    /// Idempotent: a connection can be listed twice in one flush pass (two loops asked for
+    /// it), and bytes already taken but not yet written are never replaced.
+    /// - Returns: whether `writeTaken` has something to do (bytes, or a close to carry out).
+    func takeQueued() -> Bool {
+        guard !isClosing, !isWriting else { return false }
+        if inFlightBytes.isEmpty && !session.outbound.isEmpty {
+            session.takeOutbound(into: &inFlightBytes)
+            session.inFlight = inFlightBytes.count
+        }
+        closeWhenWritten = session.closeAfterFlush
+        return !inFlightBytes.isEmpty || closeWhenWritten
     }
 
-    private func startWrite() {
-        session.takeOutbound(into: &inFlightBytes)
-        let total = inFlightBytes.count
-        let written = tryWrite()
-        guard written >= 0 else {
-            close()
+    /// Outside the lock: writes what `takeQueued` took, then closes if asked and all is out.
+    ///
+    /// Does nothing while a `uv_write` is in flight: its one request must never be queued twice.
+    func writeTaken() {
+        guard !isClosing, !isWriting else { return }
+        if !inFlightBytes.isEmpty {
+            let written = tryWrite()
+            guard written >= 0 else {
+                close()
+                return
+            }
+            if written < inFlightBytes.count {
+                writeRemainder(from: written)
+                return
+            }
+            finishWrite(status: 0)
             return
         }
-        server.broker.stats.bytesOut += written
-        if written == total {
-            recycleInFlight()
-            return
-        }
-        writeRemainder(from: written)
+        if closeWhenWritten { close() }
     }
 
     private func tryWrite() -> Int {
@@ -144,7 +183,7 @@ final class Connection {
             var buffer = uv_buf_init(base, UInt32(remaining))
             return uv_write(writeRequest, stream, &buffer, 1) { request, status in
                 guard let request, let data = request.pointee.data else { return }
-                Unmanaged<Connection>.fromOpaque(data).takeUnretainedValue().didWrite(status: status)
+                Unmanaged<Connection>.fromOpaque(data).takeUnretainedValue().finishWrite(status: status)
             }
         }
         guard status == 0 else {
@@ -152,20 +191,25 @@ final class Connection {
             return
         }
         isWriting = true
-        session.inFlight = remaining
     }
 
-    private func didWrite(status: Int32) {
+    /// A write finished (at once or in its callback): account for it and send what queued meanwhile.
+    private func finishWrite(status: Int32) {
         isWriting = false
-        if status == 0 { server.broker.stats.bytesOut += session.inFlight }
-        session.inFlight = 0
         guard !isClosing else { return }
         guard status == 0 else {
             close()
             return
         }
+        let written = inFlightBytes.count
         recycleInFlight()
-        flush()
+        let more = worker.shared.withLock { broker -> Bool in
+            broker.stats.bytesOut += written
+            session.inFlight = 0
+            session.shrinkOutboundIfIdle(above: Connection.retainedCapacity)
+            return takeQueued()
+        }
+        if more { writeTaken() }
     }
 
     private func recycleInFlight() {
@@ -174,14 +218,13 @@ final class Connection {
         } else {
             inFlightBytes.removeAll(keepingCapacity: true)
         }
-        session.shrinkOutboundIfIdle(above: Connection.retainedCapacity)
     }
 
     /// Closes the connection; its memory goes in the close callback (handle rule 1).
     func close() {
         guard !isClosing else { return }
         isClosing = true
-        server.connectionClosed(self)
+        worker.connectionClosed(self)
         uv_read_stop(stream)
         uv_close(handlePointer) { handle in
             guard let handle, let data = handle.pointee.data else { return }

@@ -26,7 +26,7 @@ final class Listener {
         self.endpoint = endpoint
         self.handle = Connection.allocateStreamHandle()
         do throws(UVError) {
-            try Self.initHandle(handle, endpoint: endpoint, loop: server.loop)
+            try Self.initHandle(handle, endpoint: endpoint, loop: server.main.loop)
         } catch {
             handle.deallocate()
             throw error
@@ -124,7 +124,39 @@ final class Listener {
             server.logger.warn("accept failed", ["error": UVError("accept", status).description])
             return
         }
-        server.accept(from: handle.assumingMemoryBound(to: uv_stream_t.self), isTCP: { if case .tcp = endpoint { return true } else { return false } }())
+        server.accept(from: handle.assumingMemoryBound(to: uv_stream_t.self), isTCP: isTCP)
+    }
+
+    /// Accepts a pending connection and returns a duplicate of its descriptor for another
+    /// loop to adopt (a handle cannot move between loops; a descriptor can).
+    /// - Returns: the descriptor, or nil when accepting failed.
+    static func acceptDescriptor(from listener: UnsafeMutablePointer<uv_stream_t>,
+                                 loop: UnsafeMutablePointer<uv_loop_t>, isTCP: Bool) -> Int32? {
+        let temporary = Connection.allocateStreamHandle()
+        let initialized = isTCP
+            ? uv_tcp_init(loop, temporary.assumingMemoryBound(to: uv_tcp_t.self))
+            : uv_pipe_init(loop, temporary.assumingMemoryBound(to: uv_pipe_t.self), 0)
+        guard initialized == 0 else {
+            temporary.deallocate()
+            return nil
+        }
+        var descriptor: Int32?
+        if uv_accept(listener, temporary.assumingMemoryBound(to: uv_stream_t.self)) == 0 {
+            var fd = uv_os_fd_t()
+            if uv_fileno(temporary.assumingMemoryBound(to: uv_handle_t.self), &fd) == 0 {
+                let copy = dup(fd)
+                if copy >= 0 { descriptor = copy }
+            }
+        }
+        uv_close(temporary.assumingMemoryBound(to: uv_handle_t.self)) { handle in
+            UnsafeMutableRawPointer(handle)?.deallocate()
+        }
+        return descriptor
+    }
+
+    private var isTCP: Bool {
+        if case .tcp = endpoint { return true }
+        return false
     }
 
     /// `127.0.0.1:7400` or `unix:/path`.

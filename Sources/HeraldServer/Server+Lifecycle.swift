@@ -16,7 +16,7 @@ extension Server {
     func startSignals() {
         for signum in [SIGTERM, SIGINT, SIGHUP] {
             let handle = UnsafeMutablePointer<uv_signal_t>.allocate(capacity: 1)
-            uv_signal_init(loop, handle)
+            uv_signal_init(main.loop, handle)
             handle.pointee.data = Unmanaged.passUnretained(self).toOpaque()
             uv_signal_start(handle, { handle, signum in
                 guard let handle, let data = handle.pointee.data else { return }
@@ -40,14 +40,20 @@ extension Server {
         guard let reload else { return }
         do {
             let fresh = try reload()
+            let restart = config.keysNeedingRestart(for: fresh)
             config = config.reloadingLive(from: fresh)
-            var tunables = Server.brokerConfig(from: config, epoch: broker.config.epoch)
-            tunables.version = broker.config.version
-            broker.config = tunables
-            for connection in connections.values { connection.setMaxLine(config.maxLine) }
+            let live = config
+            shared.withLock { broker in
+                var tunables = Server.brokerConfig(from: live, epoch: broker.config.epoch)
+                tunables.version = broker.config.version
+                broker.config = tunables
+            }
             logger.setLevel(config.logLevel)
             uv_timer_set_repeat(ticker, UInt64(Server.tickInterval(heartbeatMs: config.heartbeatMs)))
             logger.info("reloaded", ["keys": Config.liveKeys.joined(separator: ",")])
+            if !restart.isEmpty {
+                logger.warn("changed keys need a restart", ["keys": restart.joined(separator: ",")])
+            }
         } catch {
             logger.error("reload failed; keeping the running configuration", ["error": String(describing: error)])
         }
@@ -56,23 +62,38 @@ extension Server {
     /// Stops accepting, tells every client `shutting_down`, and lets their bytes drain.
     func beginStopping() {
         guard !isStopping else { return }
-        isStopping = true
-        stopDeadline = now + Server.shutdownGraceMs
+        stopDeadline = main.now + Server.shutdownGraceMs
         for listener in listeners { listener.close() }
         listeners.removeAll()
-        broker.shutdown(now: now)
-        flushDirty()
+        let now = main.now
+        let remaining = shared.withLock { broker -> Int in
+            isStopping = true
+            broker.shutdown(now: now)
+            return broker.connectionCount
+        }
+        main.flushDirty()
+        if remaining == 0 { postStop() }
     }
 
-    /// Closes the loop's own handles so `uv_run` returns.
-    func finishStopping() {
-        guard !handlesClosed else { return }
-        handlesClosed = true
-        uv_close(UnsafeMutableRawPointer(flushCheck).assumingMemoryBound(to: uv_handle_t.self)) { handle in
-            UnsafeMutableRawPointer(handle)?.deallocate()
+    /// Tells every loop to close its handles (once).
+    func postStop() {
+        shared.withLock { _ in
+            if stopPosted { return }
+            stopPosted = true
+            for worker in workers { worker.post(.stop) }
         }
-        uv_close(UnsafeMutableRawPointer(ticker).assumingMemoryBound(to: uv_handle_t.self)) { handle in
-            UnsafeMutableRawPointer(handle)?.deallocate()
+    }
+
+    /// The main loop's extra handles (timer, signals, listeners) close with it.
+    func closeLoopHandles(of worker: Worker) {
+        guard worker === main else { return }
+        for listener in listeners { listener.close() }
+        listeners.removeAll()
+        if tickerStarted {
+            tickerStarted = false
+            uv_close(UnsafeMutableRawPointer(ticker).assumingMemoryBound(to: uv_handle_t.self)) { handle in
+                UnsafeMutableRawPointer(handle)?.deallocate()
+            }
         }
         for handle in signalHandles {
             uv_close(UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_handle_t.self)) { handle in
@@ -80,13 +101,5 @@ extension Server {
             }
         }
         signalHandles.removeAll()
-    }
-
-    /// After `uv_run` returned for an unexpected reason, close whatever is left.
-    func closeRemainingHandles() {
-        for connection in Array(connections.values) { connection.close() }
-        for listener in listeners { listener.close() }
-        listeners.removeAll()
-        finishStopping()
     }
 }

@@ -5,40 +5,34 @@ import HeraldWire
 import Glibc
 #endif
 
-/// The daemon's edge: one libuv loop with its listeners, connections, timer and signals,
-/// carrying out what the broker decides.
+/// The daemon's edge: `workers` libuv loops on their own threads, carrying out what the
+/// one broker decides.
 ///
-/// Per loop iteration: read callbacks feed lines to the broker; then the `uv_check`
-/// handle flushes every connection the broker marked dirty, one write each. One timer
-/// drives heartbeats and close deadlines. `workers` > 1 is accepted but served by this
-/// one loop for now (a connection belongs to exactly one loop, so more can be added).
+/// Worker 0 runs on the calling thread and also owns the listeners, the timer and the
+/// signal handles. Accepted connections are spread over the workers round robin
+/// (connection `id % workers`); each stays on its loop for life.
 public final class Server {
-    /// The loop everything here runs on.
-    let loop: UnsafeMutablePointer<uv_loop_t>
-    /// The state machine.
-    let broker: Broker
+    /// The broker behind its lock.
+    let shared: SharedBroker
     /// Structured log lines.
     let logger: Logger
-    /// The read buffer every connection of this loop shares; reads are parsed at once.
-    let readBufferBytes: UnsafeMutableRawBufferPointer
-    /// The same buffer as libuv wants it.
-    let readBuffer: uv_buf_t
     var config: Config
     let reload: (() throws -> Config)?
+    var workers: [Worker] = []
     var listeners: [Listener] = []
-    var connections: [Int: Connection] = [:]
     var nextConnectionID = 1
-    let flushCheck: UnsafeMutablePointer<uv_check_t>
     let ticker: UnsafeMutablePointer<uv_timer_t>
     var signalHandles: [UnsafeMutablePointer<uv_signal_t>] = []
+    /// Set (under the broker lock) once SIGTERM/SIGINT arrived; read by workers under it.
     var isStopping = false
+    var tickerStarted = false
     var stopDeadline = 0
-    var handlesClosed = false
+    var stopPosted = false
 
     /// How long shutdown waits for clients to take their last bytes.
     static let shutdownGraceMs = 3_000
 
-    /// Creates the loop and the broker; nothing listens until `run`.
+    /// Creates the broker and the workers' loops; nothing listens until `run`.
     /// - Parameters:
     ///   - config: the effective configuration.
     ///   - logger: where log lines go.
@@ -47,93 +41,68 @@ public final class Server {
         self.config = config
         self.logger = logger
         self.reload = reload
-        loop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
-        let status = uv_loop_init(loop)
-        guard status == 0 else {
-            loop.deallocate()
-            throw UVError("loop init", status)
-        }
-        let size = 64 * 1024
-        readBufferBytes = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
-        readBuffer = uv_buf_init(readBufferBytes.baseAddress?.assumingMemoryBound(to: CChar.self), UInt32(size))
-        flushCheck = UnsafeMutablePointer<uv_check_t>.allocate(capacity: 1)
         ticker = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
-        broker = Broker(config: Server.brokerConfig(from: config, epoch: makeEpoch()),
-                        now: Int(uv_now(loop)), wallClock: wallClockMilliseconds)
+        let broker = Broker(config: Server.brokerConfig(from: config, epoch: makeEpoch()),
+                            now: Int(uv_hrtime() / 1_000_000), wallClock: wallClockMilliseconds)
+        shared = SharedBroker(broker)
+        for index in 0..<max(1, config.workers) {
+            workers.append(try Worker(index: index, server: self, shared: shared))
+        }
     }
 
-    deinit {
-        readBufferBytes.deallocate()
-        loop.deallocate()
-    }
+    /// The first loop: listeners, timer and signals live on it.
+    var main: Worker { workers[0] }
 
-    /// The loop's clock in ms.
-    var now: Int { Int(uv_now(loop)) }
+    /// The loop that owns connection `id`.
+    func worker(for id: ConnectionID) -> Worker { workers[id % workers.count] }
 
     /// Listens, serves until SIGTERM/SIGINT, then drains and closes everything.
     /// - Parameter onListening: called once with the bound TCP port, before serving.
     /// - Throws: UVError when a listener cannot be set up.
     public func run(onListening: (Int) -> Void = { _ in }) throws(UVError) {
-        try startListeners()
-        startFlushCheck()
+        do throws(UVError) {
+            try startListeners()
+        } catch {
+            for worker in workers { worker.post(.stop) }
+            for worker in workers { worker.run() }
+            throw error
+        }
         startTicker()
         startSignals()
         onListening(listeners.first?.boundPort ?? config.port)
-        uv_run(loop, UV_RUN_DEFAULT)
-        closeRemainingHandles()
-        uv_run(loop, UV_RUN_DEFAULT)
-        let closed = uv_loop_close(loop)
-        if closed != 0 { logger.warn("loop closed with handles open", ["error": UVError("loop close", closed).description]) }
+        let threads = workers.dropFirst().map { worker in LoopThread(worker) }
+        main.run()
+        for thread in threads { thread.join() }
         logger.info("stopped")
     }
 
     private func startListeners() throws(UVError) {
+        // Every listener is bound before any is announced, so a client that waits for the
+        // first "listening" line finds them all.
         let tcp = try Listener(server: self, endpoint: .tcp(host: config.host, port: config.port))
         listeners.append(tcp)
+        if let path = config.unix { listeners.append(try Listener(server: self, endpoint: .unix(path: path))) }
         logger.info("listening", ["transport": "tcp", "host": config.host, "port": String(tcp.boundPort ?? config.port)])
-        if let path = config.unix {
-            listeners.append(try Listener(server: self, endpoint: .unix(path: path)))
-            logger.info("listening", ["transport": "unix", "path": path])
-        }
+        if let path = config.unix { logger.info("listening", ["transport": "unix", "path": path]) }
     }
 
-    /// Accepts one connection from a listener.
+    /// Accepts one connection from a listener (on the main loop) and gives it to a worker.
     func accept(from listener: UnsafeMutablePointer<uv_stream_t>, isTCP: Bool) {
         let id = nextConnectionID
         nextConnectionID += 1
-        do throws(UVError) {
-            let connection = try Connection(server: self, listener: listener, isTCP: isTCP, id: id)
-            connections[id] = connection
-            logger.debug("connected", ["client": "c" + String(id)])
-        } catch {
-            logger.warn("accept failed", ["error": error.description])
+        let owner = worker(for: id)
+        if owner === main {
+            main.accept(from: listener, isTCP: isTCP, id: id)
+        } else if let fd = Listener.acceptDescriptor(from: listener, loop: main.loop, isTCP: isTCP) {
+            owner.post(.adopt(fd: fd, isTCP: isTCP, id: id))
+        } else {
+            logger.warn("accept failed", ["client": "c" + String(id)])
         }
-    }
-
-    /// Forgets a connection that began closing.
-    func connectionClosed(_ connection: Connection) {
-        connections[connection.session.id] = nil
-        broker.disconnect(connection.session)
-        logger.debug("disconnected", ["client": "c" + String(connection.session.id)])
-    }
-
-    private func startFlushCheck() {
-        uv_check_init(loop, flushCheck)
-        flushCheck.pointee.data = Unmanaged.passUnretained(self).toOpaque()
-        uv_check_start(flushCheck) { check in
-            guard let check, let data = check.pointee.data else { return }
-            Unmanaged<Server>.fromOpaque(data).takeUnretainedValue().flushDirty()
-        }
-    }
-
-    /// Writes every connection with queued bytes: one write each per loop iteration.
-    func flushDirty() {
-        broker.drainDirty { session in connections[session.id]?.flush() }
-        if isStopping && connections.isEmpty { finishStopping() }
     }
 
     private func startTicker() {
-        uv_timer_init(loop, ticker)
+        uv_timer_init(main.loop, ticker)
+        tickerStarted = true
         ticker.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         let interval = UInt64(Server.tickInterval(heartbeatMs: config.heartbeatMs))
         uv_timer_start(ticker, { timer in
@@ -148,12 +117,30 @@ public final class Server {
     }
 
     private func tick() {
-        let now = self.now
-        for session in broker.tick(now: now) { connections[session.id]?.close() }
-        flushDirty()
+        let now = main.now
+        let overdue = shared.withLock { broker in broker.tick(now: now).map(\.id) }
+        for id in overdue { worker(for: id).post(.close(id)) }
+        main.flushDirty()
         if isStopping && now >= stopDeadline {
-            for connection in Array(connections.values) { connection.close() }
-            finishStopping()
+            for worker in workers { worker.post(.closeAll) }
+            postStop()
         }
     }
+}
+
+/// A thread running one worker's loop.
+final class LoopThread {
+    private var thread = pthread_t()
+
+    init(_ worker: Worker) {
+        let box = Unmanaged.passRetained(worker).toOpaque()
+        pthread_create(&thread, nil, { argument in
+            guard let argument else { return nil }
+            let worker = Unmanaged<Worker>.fromOpaque(argument).takeRetainedValue()
+            worker.run()
+            return nil
+        }, box)
+    }
+
+    func join() { pthread_join(thread, nil) }
 }

@@ -24,7 +24,9 @@ final class DaemonProcess: @unchecked Sendable {
         let configFile = directory.appendingPathComponent("heraldd.json5")
         try ("{" + config + "}").write(to: configFile, atomically: true, encoding: .utf8)
         process.executableURL = DaemonProcess.executable
-        process.arguments = ["--config", configFile.path, "--port", "0", "--host", "127.0.0.1"] + arguments
+        // HERALD_TEST_WORKERS runs the whole suite against a multi-loop daemon.
+        let workers = ProcessInfo.processInfo.environment["HERALD_TEST_WORKERS"].map { ["--workers", $0] } ?? []
+        process.arguments = ["--config", configFile.path, "--port", "0", "--host", "127.0.0.1"] + workers + arguments
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice

@@ -37,7 +37,16 @@ final class TestClient {
 
     private func path(_ text: String) -> [UInt8] { Array(text.utf8) }
 
-    deinit { close(fd) }
+    private var isClosed = false
+
+    deinit { closeNow() }
+
+    /// Closes the socket now (the daemon sees EOF).
+    func closeNow() {
+        guard !isClosed else { return }
+        isClosed = true
+        close(fd)
+    }
 
     /// Sends raw bytes.
     func send(bytes: [UInt8]) {

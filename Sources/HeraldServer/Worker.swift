@@ -1,0 +1,199 @@
+import CLibUV
+import HeraldBroker
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One event loop on one thread, owning the connections it was given for their whole life.
+///
+/// Only this loop's thread touches its handles. Other threads reach it through `post`
+/// (a locked inbox plus `uv_async_send`): adopt an accepted socket, flush a connection the
+/// broker queued bytes for on another loop, close one, or stop. Per iteration, after the
+/// I/O callbacks, the `uv_check` handle flushes every connection with queued bytes.
+final class Worker: @unchecked Sendable {
+    /// Messages other threads send to this loop.
+    enum Message {
+        case adopt(fd: Int32, isTCP: Bool, id: Int)
+        case flush(ConnectionID)
+        case close(ConnectionID)
+        case closeAll
+        case stop
+    }
+
+    /// This worker's position; connection `id % workerCount == index` lives here.
+    let index: Int
+    unowned let server: Server
+    let shared: SharedBroker
+    let loop: UnsafeMutablePointer<uv_loop_t>
+    /// The read buffer every connection of this loop shares; reads are parsed at once.
+    let readBufferBytes: UnsafeMutableRawBufferPointer
+    /// The same buffer as libuv wants it.
+    let readBuffer: uv_buf_t
+    private(set) var connections: [ConnectionID: Connection] = [:]
+    private let flushCheck: UnsafeMutablePointer<uv_check_t>
+    private let inbox: UnsafeMutablePointer<uv_async_t>
+    private let inboxMutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private var pending: [Message] = []
+    /// Set under the inbox lock when the inbox handle closes; later posts are dropped.
+    private var inboxClosed = false
+    private var handlesClosed = false
+
+    init(index: Int, server: Server, shared: SharedBroker) throws(UVError) {
+        self.index = index
+        self.server = server
+        self.shared = shared
+        loop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
+        let status = uv_loop_init(loop)
+        guard status == 0 else {
+            loop.deallocate()
+            throw UVError("loop init", status)
+        }
+        let size = 64 * 1024
+        readBufferBytes = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
+        readBuffer = uv_buf_init(readBufferBytes.baseAddress?.assumingMemoryBound(to: CChar.self), UInt32(size))
+        flushCheck = UnsafeMutablePointer<uv_check_t>.allocate(capacity: 1)
+        inbox = UnsafeMutablePointer<uv_async_t>.allocate(capacity: 1)
+        pthread_mutex_init(inboxMutex, nil)
+        startFlushCheck()
+        startInbox()
+    }
+
+    deinit {
+        pthread_mutex_destroy(inboxMutex)
+        inboxMutex.deallocate()
+        readBufferBytes.deallocate()
+        loop.deallocate()
+    }
+
+    /// The loop's clock in ms.
+    var now: Int { Int(uv_now(loop)) }
+
+    /// Runs the loop until its handles are closed, then closes the loop (handle rule 4).
+    func run() {
+        uv_run(loop, UV_RUN_DEFAULT)
+        let closed = uv_loop_close(loop)
+        if closed != 0 {
+            server.logger.warn("loop closed with handles open", ["worker": index, "error": UVError("loop close", closed).description])
+        }
+    }
+
+    /// Queues a message for this loop from any thread.
+    ///
+    /// `uv_async_send` runs under the inbox lock so it can never race the handle's close.
+    func post(_ message: Message) {
+        pthread_mutex_lock(inboxMutex)
+        defer { pthread_mutex_unlock(inboxMutex) }
+        guard !inboxClosed else { return }
+        pending.append(message)
+        uv_async_send(inbox)
+    }
+
+    /// Takes over a connection accepted on this loop's listener.
+    func accept(from listener: UnsafeMutablePointer<uv_stream_t>, isTCP: Bool, id: Int) {
+        do throws(UVError) {
+            connections[id] = try Connection(worker: self, source: .listener(listener), isTCP: isTCP, id: id)
+        } catch {
+            server.logger.warn("accept failed", ["error": error.description])
+        }
+    }
+
+    /// Forgets a connection that began closing.
+    func connectionClosed(_ connection: Connection) {
+        connections[connection.session.id] = nil
+        let server = self.server
+        let wasLast = shared.withLock { broker -> Bool in
+            broker.disconnect(connection.session)
+            return broker.connectionCount == 0 && server.isStopping
+        }
+        server.logger.debug("disconnected", ["client": "c" + String(connection.session.id)])
+        if wasLast { server.postStop() }
+    }
+
+    /// Writes every connection with queued bytes: those of this loop now, the others'
+    /// through their inboxes. One lock for the whole pass.
+    func flushDirty() {
+        var ready: [Connection] = []
+        shared.withLock { broker in
+            broker.drainDirty { session in
+                let owner = server.worker(for: session.id)
+                if owner === self {
+                    if let connection = connections[session.id], connection.takeQueued() { ready.append(connection) }
+                } else {
+                    owner.post(.flush(session.id))
+                }
+            }
+        }
+        for connection in ready { connection.writeTaken() }
+    }
+
+    private func startFlushCheck() {
+        uv_check_init(loop, flushCheck)
+        flushCheck.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        uv_check_start(flushCheck) { check in
+            guard let check, let data = check.pointee.data else { return }
+            Unmanaged<Worker>.fromOpaque(data).takeUnretainedValue().flushDirty()
+        }
+    }
+
+    private func startInbox() {
+        uv_async_init(loop, inbox) { async in
+            guard let async, let data = async.pointee.data else { return }
+            Unmanaged<Worker>.fromOpaque(data).takeUnretainedValue().drainInbox()
+        }
+        inbox.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    private func drainInbox() {
+        pthread_mutex_lock(inboxMutex)
+        let messages = pending
+        pending.removeAll(keepingCapacity: true)
+        pthread_mutex_unlock(inboxMutex)
+        var flushes = Set<ConnectionID>()
+        for message in messages {
+            switch message {
+            case .adopt(let fd, let isTCP, let id): adopt(fd: fd, isTCP: isTCP, id: id)
+            case .flush(let id): flushes.insert(id)
+            case .close(let id): connections[id]?.close()
+            case .closeAll: for connection in Array(connections.values) { connection.close() }
+            case .stop: closeHandles()
+            }
+        }
+        if !flushes.isEmpty { flush(flushes) }
+    }
+
+    private func flush(_ ids: Set<ConnectionID>) {
+        var ready: [Connection] = []
+        shared.withLock { _ in
+            for id in ids {
+                if let connection = connections[id], connection.takeQueued() { ready.append(connection) }
+            }
+        }
+        for connection in ready { connection.writeTaken() }
+    }
+
+    private func adopt(fd: Int32, isTCP: Bool, id: Int) {
+        do throws(UVError) {
+            connections[id] = try Connection(worker: self, source: .descriptor(fd), isTCP: isTCP, id: id)
+        } catch {
+            close(fd)
+            server.logger.warn("adopting a connection failed", ["error": error.description])
+        }
+    }
+
+    /// Closes this loop's own handles so `run` returns (connections are closed first).
+    private func closeHandles() {
+        guard !handlesClosed else { return }
+        handlesClosed = true
+        for connection in Array(connections.values) { connection.close() }
+        server.closeLoopHandles(of: self)
+        uv_close(UnsafeMutableRawPointer(flushCheck).assumingMemoryBound(to: uv_handle_t.self)) { handle in
+            UnsafeMutableRawPointer(handle)?.deallocate()
+        }
+        pthread_mutex_lock(inboxMutex)
+        inboxClosed = true
+        pthread_mutex_unlock(inboxMutex)
+        uv_close(UnsafeMutableRawPointer(inbox).assumingMemoryBound(to: uv_handle_t.self)) { handle in
+            UnsafeMutableRawPointer(handle)?.deallocate()
+        }
+    }
+}

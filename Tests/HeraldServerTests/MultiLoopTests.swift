@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Several loops (`--workers`): connections spread over loops still see one broker.
+@Suite struct MultiLoopTests {
+    @Test func eventsCrossLoopsInPublishOrderWithoutLoss() throws {
+        let daemon = try DaemonProcess(arguments: ["--workers", "2"])
+        let subscribers = try (0..<4).map { _ in try daemon.client() }
+        for subscriber in subscribers { _ = try subscriber.request(#"{"op":"sub","ch":"loops.x"}"#) }
+        let publisher = try daemon.client()
+        let count = 5_000
+        let batch = (1...count).map { #"{"op":"pub","ch":"loops.x","data":\#($0)}"# }.joined(separator: "\n") + "\n"
+        publisher.send(bytes: Array(batch.utf8))
+        for subscriber in subscribers {
+            var expected = 1
+            while expected <= count {
+                let frame = try subscriber.frame(timeout: 10)
+                #expect(frame["data"] as? Int == expected)
+                #expect(frame["seq"] as? Int == expected)
+                expected += 1
+            }
+        }
+        let stats = try publisher.request(#"{"op":"stats"}"#)
+        #expect(stats["msgs_out"] as? Int == 4 * count)
+        #expect(stats["connections"] as? Int == 5)
+    }
+
+    @Test func sigtermStopsEveryLoopAndExitsZero() throws {
+        let daemon = try DaemonProcess(arguments: ["--workers", "3"])
+        let clients = try (0..<6).map { _ in try daemon.client() }
+        daemon.signal(SIGTERM)
+        for client in clients { #expect(try client.frame()["error"] as? String == "shutting_down") }
+        #expect(daemon.waitForExit(seconds: 10) == 0)
+    }
+
+    @Test func disconnectOnOneLoopEndsItsSubscriptionsForAll() throws {
+        let daemon = try DaemonProcess(arguments: ["--workers", "2"])
+        let leaving = try daemon.client()
+        let staying = try daemon.client()
+        _ = try leaving.request(#"{"op":"sub","ch":"gone"}"#)
+        _ = try staying.request(#"{"op":"sub","ch":"gone"}"#)
+        leaving.closeNow()
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline, try staying.request(#"{"op":"stats"}"#)["connections"] as? Int != 1 {
+            usleep(20_000)
+        }
+        staying.send(#"{"op":"pub","ch":"gone","data":1,"rid":2}"#)
+        let event = try staying.frame()
+        let receipt = try staying.frame()
+        #expect(event["event"] as? String == "gone")
+        #expect(receipt["receivers"] as? Int == 1)
+    }
+
+    /// Regression: a connection asked to flush by two loops in one pass had its single
+    /// `uv_write` request queued twice, which hung the loop when it was closed.
+    @Test func slowConsumerOnAnotherLoopIsCutOffRepeatedlyAndDaemonServes() throws {
+        let daemon = try DaemonProcess(config: "max_pending: 4194304", arguments: ["--workers", "2"])
+        let payload = String(repeating: "z", count: 200)
+        let batch = String(repeating: #"{"op":"pub","ch":"flood","data":"\#(payload)"}"# + "\n", count: 500)
+        for _ in 0..<3 {
+            let slow = try daemon.client()
+            _ = try slow.request(#"{"op":"sub","ch":"flood"}"#)
+            let publisher = try daemon.client()
+            for _ in 0..<300 { publisher.send(bytes: Array(batch.utf8)) }
+            #expect(try publisher.request(#"{"op":"ping","rid":"alive"}"#)["rid"] as? String == "alive")
+            var sawError = false
+            while let frame = try? slow.frame(timeout: 5) {
+                if frame["error"] as? String == "slow_consumer" { sawError = true }
+            }
+            #expect(sawError)
+        }
+        let fresh = try daemon.client()
+        #expect(try fresh.request(#"{"op":"stats"}"#)["slow_consumers"] as? Int == 3)
+    }
+}
