@@ -58,11 +58,11 @@ extension Broker {
         for target in targets {
             switch target {
             case .single(let subscription):
-                if accepts(subscription, from: publisher), deliver(to: subscription, on: channel) {
+                if accepts(subscription, from: publisher, on: channel), deliver(to: subscription, on: channel) {
                     receivers += 1
                 }
             case .group(let group):
-                if let member = group.pick({ accepts($0, from: publisher) }), deliver(to: member, on: channel) {
+                if let member = group.pick({ accepts($0, from: publisher, on: channel) }), deliver(to: member, on: channel) {
                     receivers += 1
                 }
             }
@@ -70,9 +70,10 @@ extension Broker {
         return receivers
     }
 
-    private func accepts(_ subscription: Subscription, from publisher: Session) -> Bool {
+    private func accepts(_ subscription: Subscription, from publisher: Session, on channel: Channel) -> Bool {
         let session = subscription.session
         return subscription.isActive && !session.closeAfterFlush && (session.echo || session !== publisher)
+            && (locks.count == 0 || !isLocked(subscription, on: channel))
     }
 
     /// Appends one event frame to a subscriber's queue, applying `max_pending` and `max`.

@@ -15,6 +15,7 @@ extension Broker {
             appendCounter(&out, "bytes_out", stats.bytesOut)
             appendCounter(&out, "slow_consumers", stats.slowConsumers)
             appendCounter(&out, "dropped", stats.dropped)
+            appendEventControlCounters(&out)
         }
     }
 

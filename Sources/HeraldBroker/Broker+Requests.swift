@@ -70,6 +70,8 @@ extension Broker {
         case .stats: answerStats(session, now: now)
         case .channels: try answerChannels(session)
         case .subs: answerSubs(session)
+        case .lock, .unlock: try lockOrUnlock(session, op)
+        case .locks: try answerLocks(session)
         default:
             throw HeraldError(.unknownOp, "op \"" + op.rawValue + "\" is not implemented by this heraldd yet")
         }

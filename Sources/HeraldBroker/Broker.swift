@@ -34,6 +34,10 @@ public final class Broker {
     var eventMiddle: [UInt8] = []
     var eventTail: [UInt8] = []
 
+    // Event control (issue 4): each concern's state lives in its own type and file.
+    /// Every lock held (`Broker+Locks.swift`).
+    let locks = LockTable()
+
     /// Creates a broker.
     /// - Parameters:
     ///   - config: the tunables.
@@ -70,6 +74,7 @@ public final class Broker {
     /// Forgets a closed connection and everything it held.
     public func disconnect(_ session: Session) {
         removeAllSubscriptions(of: session)
+        leave(session)
         sessions[session.id] = nil
     }
 
@@ -121,6 +126,7 @@ public final class Broker {
         session.closeAfterFlush = true
         session.closeRequestedAt = now
         removeAllSubscriptions(of: session)
+        leave(session)
         markDirty(session)
     }
 

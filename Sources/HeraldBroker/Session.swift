@@ -37,6 +37,9 @@ public final class Session {
     var lastHeard: Int
     /// Whether a heartbeat ping is waiting for the peer.
     var pingOutstanding = false
+    /// Set once the broker released what the connection owned (locks, instance channels,
+    /// requests), so closing and disconnecting release it exactly once.
+    var hasLeft = false
     /// Set while the session sits in the broker's dirty list.
     var isDirty = false
 

@@ -1,0 +1,20 @@
+/// What happens when a connection goes: everything it owned besides its subscriptions.
+extension Broker {
+    /// Releases what a departing connection owns: its locks.
+    ///
+    /// Called both when the broker asks for a close (interest ends at once, not when the
+    /// socket finally closes) and on disconnect; `hasLeft` makes the second call a no-op.
+    func leave(_ session: Session) {
+        guard !session.hasLeft else { return }
+        session.hasLeft = true
+        releaseLocks(of: session)
+    }
+}
+
+extension Broker {
+    /// The `stats` counters of event control, which let tests prove nothing leaks: locks
+    /// held.
+    func appendEventControlCounters(_ out: inout [UInt8]) {
+        appendCounter(&out, "locks", locks.count)
+    }
+}
