@@ -1,6 +1,6 @@
 /// What happens when a connection goes: everything it owned besides its subscriptions.
 extension Broker {
-    /// Releases what a departing connection owns: its locks.
+    /// Releases what a departing connection owns: its locks and instance channels.
     ///
     /// Called both when the broker asks for a close (interest ends at once, not when the
     /// socket finally closes) and on disconnect; `hasLeft` makes the second call a no-op.
@@ -8,6 +8,7 @@ extension Broker {
         guard !session.hasLeft else { return }
         session.hasLeft = true
         releaseLocks(of: session)
+        removeOwnedChannels(of: session)
     }
 }
 
@@ -16,5 +17,12 @@ extension Broker {
     /// held.
     func appendEventControlCounters(_ out: inout [UInt8]) {
         appendCounter(&out, "locks", locks.count)
+        appendCounter(&out, "instance_channels", instances.count)
     }
+}
+
+extension Broker {
+    /// Announces a removed instance channel on `$sys.channel.removed` (a no-op until
+    /// system events land).
+    func channelRemoved(_ name: [UInt8], owner: ConnectionID?, reason: RemovalReason) {}
 }

@@ -35,7 +35,9 @@ extension Broker {
                 out.appendRaw(#"{"ch":"#)
                 out.appendJSONString(channel.name)
                 appendCounter(&out, "subs", index.matchCount(for: channel.name))
-                out.appendRaw(#","owner":null,"has_value":false"#)
+                out.appendRaw(#","owner":"#)
+                appendOwner(of: channel.name, to: &out)
+                out.appendRaw(#","has_value":false"#)
                 appendCounter(&out, "seq", channel.seq)
                 out.append(UInt8(ascii: "}"))
             }

@@ -72,6 +72,8 @@ extension Broker {
         case .subs: answerSubs(session)
         case .lock, .unlock: try lockOrUnlock(session, op)
         case .locks: try answerLocks(session)
+        case .declare: try declare(session)
+        case .remove: try remove(session)
         default:
             throw HeraldError(.unknownOp, "op \"" + op.rawValue + "\" is not implemented by this heraldd yet")
         }

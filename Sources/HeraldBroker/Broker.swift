@@ -37,6 +37,8 @@ public final class Broker {
     // Event control (issue 4): each concern's state lives in its own type and file.
     /// Every lock held (`Broker+Locks.swift`).
     let locks = LockTable()
+    /// Instance channels and their owners (`Broker+Instances.swift`).
+    let instances = InstanceChannels()
 
     /// Creates a broker.
     /// - Parameters:
