@@ -1,6 +1,7 @@
 /// What happens when a connection goes: everything it owned besides its subscriptions.
 extension Broker {
-    /// Releases what a departing connection owns: its locks and instance channels.
+    /// Releases what a departing connection owns: its locks, instance channels and
+    /// requests in flight (with their deadlines).
     ///
     /// Called both when the broker asks for a close (interest ends at once, not when the
     /// socket finally closes) and on disconnect; `hasLeft` makes the second call a no-op.
@@ -9,6 +10,7 @@ extension Broker {
         session.hasLeft = true
         releaseLocks(of: session)
         removeOwnedChannels(of: session)
+        cancelRequests(of: session)
     }
 }
 
@@ -18,6 +20,8 @@ extension Broker {
     func appendEventControlCounters(_ out: inout [UInt8]) {
         appendCounter(&out, "locks", locks.count)
         appendCounter(&out, "instance_channels", instances.count)
+        appendCounter(&out, "requests", requests.count)
+        appendCounter(&out, "timers", deadlines.count)
     }
 }
 
@@ -25,4 +29,7 @@ extension Broker {
     /// Announces a removed instance channel on `$sys.channel.removed` (a no-op until
     /// system events land).
     func channelRemoved(_ name: [UInt8], owner: ConnectionID?, reason: RemovalReason) {}
+
+    /// Publishes queued system events (a no-op until system events land).
+    func flushSystemEvents() {}
 }

@@ -19,7 +19,7 @@ extension Broker {
         }
     }
 
-    private func publishChannel() throws(HeraldError) -> Channel {
+    func publishChannel() throws(HeraldError) -> Channel {
         guard scanner.isPresent(.ch) else { throw HeraldError(.missingField, "missing field 'ch'") }
         let found = try scanner.withString(.ch) { bytes throws(HeraldError) -> Channel in
             if ChannelName.isReserved(bytes) {
@@ -32,7 +32,7 @@ extension Broker {
         return found
     }
 
-    private func buildSharedParts(seq: Int, from session: Session, data: UnsafeRawBufferPointer?) {
+    func buildSharedParts(seq: Int, from session: Session, data: UnsafeRawBufferPointer?) {
         eventMiddle.removeAll(keepingCapacity: true)
         eventMiddle.appendRaw(#","seq":"#)
         eventMiddle.appendInt(seq)
@@ -48,7 +48,7 @@ extension Broker {
 
     /// Delivers the prepared event to every target of the channel.
     /// - Returns: how many subscriptions received it.
-    private func fanOut(on channel: Channel, from publisher: Session) -> Int {
+    func fanOut(on channel: Channel, from publisher: Session) -> Int {
         if channel.cacheGeneration != index.generation {
             channel.targets = index.targets(for: channel.name)
             channel.cacheGeneration = index.generation

@@ -74,6 +74,8 @@ extension Broker {
         case .locks: try answerLocks(session)
         case .declare: try declare(session)
         case .remove: try remove(session)
+        case .req: try request(from: session, now: now)
+        case .reply: try reply(from: session)
         default:
             throw HeraldError(.unknownOp, "op \"" + op.rawValue + "\" is not implemented by this heraldd yet")
         }

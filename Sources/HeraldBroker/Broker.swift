@@ -39,16 +39,26 @@ public final class Broker {
     let locks = LockTable()
     /// Instance channels and their owners (`Broker+Instances.swift`).
     let instances = InstanceChannels()
+    /// Requests waiting for a reply (`Broker+RequestReply.swift`).
+    var requests = PendingRequests()
+    /// Every timer of the broker: request timeouts (`DeadlineQueue.swift`).
+    var deadlines = DeadlineQueue()
+    /// Where reply tokens come from: a CSPRNG unless a test injects a seeded source.
+    let randomWord: () -> UInt64
 
     /// Creates a broker.
     /// - Parameters:
     ///   - config: the tunables.
     ///   - now: the monotonic clock in ms at start.
     ///   - wallClock: the wall clock in ms since 1970, for ping payloads.
-    public init(config: BrokerConfig, now: Int, wallClock: @escaping @Sendable () -> Int) {
+    ///   - randomWord: random 64-bit words for reply tokens; the default is the system
+    ///     CSPRNG, and only tests should pass anything else (tokens must be unguessable).
+    public init(config: BrokerConfig, now: Int, wallClock: @escaping @Sendable () -> Int,
+                randomWord: @escaping () -> UInt64 = Broker.secureRandomWord) {
         self.config = config
         self.startedAt = now
         self.wallClock = wallClock
+        self.randomWord = randomWord
     }
 
     /// Registers a new connection and queues its `info` frame.
