@@ -34,6 +34,7 @@ extension Broker {
                 }
             }
         }
+        flushSystemEvents()
         return overdue
     }
 
@@ -46,5 +47,6 @@ extension Broker {
             }
             close(session, now: now)
         }
+        flushSystemEvents()
     }
 }

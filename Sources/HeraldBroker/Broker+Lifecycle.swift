@@ -1,3 +1,5 @@
+import HeraldWire
+
 /// What happens when a connection goes: everything it owned besides its subscriptions.
 extension Broker {
     /// Releases what a departing connection owns: its locks, instance channels and
@@ -11,6 +13,7 @@ extension Broker {
         releaseLocks(of: session)
         removeOwnedChannels(of: session)
         cancelRequests(of: session)
+        queueClientEvent(session, connected: false)
     }
 }
 
@@ -26,10 +29,8 @@ extension Broker {
 }
 
 extension Broker {
-    /// Announces a removed instance channel on `$sys.channel.removed` (a no-op until
-    /// system events land).
-    func channelRemoved(_ name: [UInt8], owner: ConnectionID?, reason: RemovalReason) {}
-
-    /// Publishes queued system events (a no-op until system events land).
-    func flushSystemEvents() {}
+    /// Channels clients used, leaving out the daemon's own `$…` channels, for `stats`.
+    var clientChannelCount: Int {
+        channels.keys.reduce(0) { count, name in ChannelName.isReserved(name) ? count : count + 1 }
+    }
 }

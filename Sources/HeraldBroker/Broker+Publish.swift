@@ -112,7 +112,10 @@ extension Broker {
         case .disconnect:
             disconnectSlowConsumer(subscription.session)
         case .drop:
-            if subscription.dropped == 0 { stats.slowConsumers += 1 }
+            if subscription.dropped == 0 {
+                stats.slowConsumers += 1
+                queueSlowConsumerEvent(subscription.session, droppingFor: subscription)
+            }
             subscription.dropped += 1
             stats.dropped += 1
         }

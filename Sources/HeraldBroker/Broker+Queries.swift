@@ -7,7 +7,7 @@ extension Broker {
             appendCounter(&out, "uptime_ms", now - startedAt)
             appendCounter(&out, "connections", sessions.count)
             appendCounter(&out, "total_connections", stats.totalConnections)
-            appendCounter(&out, "channels", channels.count)
+            appendCounter(&out, "channels", clientChannelCount)
             appendCounter(&out, "subscriptions", index.count)
             appendCounter(&out, "msgs_in", stats.msgsIn)
             appendCounter(&out, "msgs_out", stats.msgsOut)
@@ -20,13 +20,16 @@ extension Broker {
     }
 
     /// `channels`: known channels, optionally filtered by a pattern, sorted by name.
+    ///
+    /// Without a filter the daemon's `$…` channels are left out, as a `>` filter leaves
+    /// them out; `{"ch":"$sys.>"}` lists them.
     func answerChannels(_ session: Session) throws(HeraldError) {
         let filter = try scanner.withString(.ch) { bytes throws(HeraldError) -> [UInt8] in
             _ = try ChannelName.validatePattern(bytes)
             return Array(bytes)
         }
         let listed = channels.values
-            .filter { channel in filter.map { matches($0, channel.name) } ?? true }
+            .filter { channel in filter.map { matches($0, channel.name) } ?? !ChannelName.isReserved(channel.name) }
             .sorted { $0.name.lexicographicallyPrecedes($1.name) }
         answer(session, .channels) { out in
             out.appendRaw(#","channels":["#)

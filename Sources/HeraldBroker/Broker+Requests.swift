@@ -24,6 +24,7 @@ extension Broker {
         } catch {
             fail(session, error, now: now)
         }
+        flushSystemEvents()
     }
 
     /// Answers a line that passed `max_line`; the server discards the rest of it.
@@ -34,6 +35,7 @@ extension Broker {
         message += String(config.maxLine)
         message += " bytes); discarded up to the next newline"
         fail(session, HeraldError(.lineTooLong, message), now: now)
+        flushSystemEvents()
     }
 
     private func requestID() throws(HeraldError) -> UnsafeRawBufferPointer? {

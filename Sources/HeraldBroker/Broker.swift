@@ -45,6 +45,12 @@ public final class Broker {
     var deadlines = DeadlineQueue()
     /// Where reply tokens come from: a CSPRNG unless a test injects a seeded source.
     let randomWord: () -> UInt64
+    /// The daemon's own session (`c0`, named `heraldd`), the publisher of `$sys` events.
+    let systemSession: Session
+    /// `$sys` events waiting for the current operation to end (`Broker+SystemEvents.swift`).
+    var pendingSystemEvents: [SystemEvent] = []
+    /// Set while `flushSystemEvents` runs, so events it causes join its loop.
+    var isFlushingSystemEvents = false
 
     /// Creates a broker.
     /// - Parameters:
@@ -59,6 +65,8 @@ public final class Broker {
         self.startedAt = now
         self.wallClock = wallClock
         self.randomWord = randomWord
+        self.systemSession = Session(id: 0, now: now)
+        systemSession.name = Array("heraldd".utf8)
     }
 
     /// Registers a new connection and queues its `info` frame.
@@ -80,6 +88,8 @@ public final class Broker {
             out.appendInt(config.heartbeatMs)
             out.appendRaw("}}\n")
         }
+        queueClientEvent(session, connected: true)
+        flushSystemEvents()
         return session
     }
 
@@ -88,6 +98,7 @@ public final class Broker {
         removeAllSubscriptions(of: session)
         leave(session)
         sessions[session.id] = nil
+        flushSystemEvents()
     }
 
     /// Number of live sessions.
@@ -101,6 +112,7 @@ public final class Broker {
 
     /// Hands every session with pending output or a close request to `body`, once each.
     public func drainDirty(_ body: (Session) -> Void) {
+        flushSystemEvents()
         while !dirty.isEmpty {
             let batch = dirty
             dirty.removeAll(keepingCapacity: true)
@@ -147,6 +159,7 @@ public final class Broker {
     func disconnectSlowConsumer(_ session: Session) {
         guard !session.closeAfterFlush else { return }
         stats.slowConsumers += 1
+        queueSlowConsumerEvent(session)
         session.outbound.removeAll()
         session.outbound.appendRaw(#"{"error":"slow_consumer","message":"outbound queue passed max_pending ("#)
         session.outbound.appendInt(config.maxPending)
