@@ -46,7 +46,8 @@ extension Server {
             broker.config = tunables
             for connection in connections.values { connection.setMaxLine(config.maxLine) }
             logger.setLevel(config.logLevel)
-            uv_timer_set_repeat(ticker, UInt64(Server.tickInterval(heartbeatMs: config.heartbeatMs)))
+            nextHeartbeatTick = min(nextHeartbeatTick, now + Server.tickInterval(heartbeatMs: config.heartbeatMs))
+            armTicker()
             logger.info("reloaded", ["keys": Config.liveKeys.joined(separator: ",")])
         } catch {
             logger.error("reload failed; keeping the running configuration", ["error": String(describing: error)])

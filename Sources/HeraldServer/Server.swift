@@ -30,6 +30,10 @@ public final class Server {
     var nextConnectionID = 1
     let flushCheck: UnsafeMutablePointer<uv_check_t>
     let ticker: UnsafeMutablePointer<uv_timer_t>
+    /// When `ticker` is armed to fire (loop ms), or -1 when it is not (see `Server+Ticker`).
+    var tickerDue = -1
+    /// When the next heartbeat scan is due (loop ms).
+    var nextHeartbeatTick = 0
     var signalHandles: [UnsafeMutablePointer<uv_signal_t>] = []
     var isStopping = false
     var stopDeadline = 0
@@ -130,30 +134,6 @@ public final class Server {
     func flushDirty() {
         broker.drainDirty { session in connections[session.id]?.flush() }
         if isStopping && connections.isEmpty { finishStopping() }
-    }
-
-    private func startTicker() {
-        uv_timer_init(loop, ticker)
-        ticker.pointee.data = Unmanaged.passUnretained(self).toOpaque()
-        let interval = UInt64(Server.tickInterval(heartbeatMs: config.heartbeatMs))
-        uv_timer_start(ticker, { timer in
-            guard let timer, let data = timer.pointee.data else { return }
-            Unmanaged<Server>.fromOpaque(data).takeUnretainedValue().tick()
-        }, interval, interval)
-    }
-
-    /// A quarter of the heartbeat, within 10 ms … 1 s, so pings are late by at most that.
-    static func tickInterval(heartbeatMs: Int) -> Int {
-        heartbeatMs > 0 ? min(1_000, max(10, heartbeatMs / 4)) : 1_000
-    }
-
-    private func tick() {
-        let now = self.now
-        for session in broker.tick(now: now) { connections[session.id]?.close() }
-        flushDirty()
-        if isStopping && now >= stopDeadline {
-            for connection in Array(connections.values) { connection.close() }
-            finishStopping()
-        }
+        armTicker()
     }
 }
