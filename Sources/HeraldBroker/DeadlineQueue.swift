@@ -68,7 +68,10 @@ struct DeadlineQueue {
             siftDown(position)
             siftUp(position)
         }
-        if heap.isEmpty && heap.capacity > 4096 { heap = [] }
+        if heap.isEmpty && heap.capacity > 4096 {
+            heap = []
+            positions = [:]
+        }
         return true
     }
 

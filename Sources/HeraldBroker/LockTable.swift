@@ -79,13 +79,15 @@ final class LockTable {
     private var memoGeneration = -1
     private var memoCoversAll = false
 
-    /// How many locks are held; zero makes the delivery check free.
-    var count: Int { all.count }
+    /// How many locks are held; zero makes the delivery check free. Stored (kept equal to
+    /// `all.count`) so the per-delivery test is one load.
+    private(set) var count = 0
 
     /// Takes a lock. - Returns: false when the owner already held it.
     @discardableResult
     func add(_ lock: Lock) -> Bool {
         guard all.insert(lock).inserted else { return false }
+        count = all.count
         byOwner[lock.owner, default: []].insert(lock)
         if let key = lock.subscription {
             bySubscription[key, default: []].append(lock)
@@ -100,6 +102,7 @@ final class LockTable {
     @discardableResult
     func remove(_ lock: Lock) -> Bool {
         guard all.remove(lock) != nil else { return false }
+        count = all.count
         byOwner[lock.owner]?.remove(lock)
         if byOwner[lock.owner]?.isEmpty == true { byOwner[lock.owner] = nil }
         if let key = lock.subscription {

@@ -88,6 +88,12 @@ struct PendingRequests {
         let requester = request.requester.id
         byRequester[requester]?.remove(id)
         if byRequester[requester]?.isEmpty == true { byRequester[requester] = nil }
+        // Dictionaries keep their capacity; a burst of requests should not pin it forever.
+        if byID.isEmpty && byID.capacity > 4096 {
+            byID = [:]
+            byToken = [:]
+            byRequester = [:]
+        }
         return request
     }
 
