@@ -11,6 +11,7 @@ extension Broker {
     ///   - closeGraceMs: how long a requested close may wait for its bytes to drain.
     /// - Returns: sessions the server should close now, flushed or not.
     public func tick(now: Int, closeGraceMs: Int = 2_000) -> [Session] {
+        fireDeadlines(now: now)
         var overdue: [Session] = []
         let interval = config.heartbeatMs
         for session in sessions.values {
@@ -33,6 +34,7 @@ extension Broker {
                 }
             }
         }
+        flushSystemEvents()
         return overdue
     }
 
@@ -45,5 +47,6 @@ extension Broker {
             }
             close(session, now: now)
         }
+        flushSystemEvents()
     }
 }

@@ -22,7 +22,7 @@ extension Broker {
 
     /// The channel named by `ch`; a publisher repeating its last channel skips the
     /// validation and the dictionary lookup (it was validated when first seen).
-    private func publishChannel(for session: Session) throws(HeraldError) -> Channel {
+    func publishChannel(for session: Session) throws(HeraldError) -> Channel {
         guard scanner.isPresent(.ch) else { throw HeraldError(.missingField, "missing field 'ch'") }
         let found = try scanner.withString(.ch) { bytes throws(HeraldError) -> Channel in
             if let last = session.lastChannel, !last.isRetired, last.hasName(bytes) { return last }
@@ -38,12 +38,14 @@ extension Broker {
         return found
     }
 
-    private func buildSharedParts(seq: Int, from session: Session, data: UnsafeRawBufferPointer?) {
+    /// Builds the shared parts; `middle` (e.g. a request's `,"reply":"…"`) goes before `data`.
+    func buildSharedParts(seq: Int, from session: Session, data: UnsafeRawBufferPointer?, middle: [UInt8] = []) {
         eventShared.reset()
         eventShared.append(#","seq":"#)
         eventShared.appendDecimal(seq)
         eventShared.append(#","from":"#)
         eventShared.append(session.quotedClientID)
+        eventShared.append(middle)
         eventSplit = eventShared.count
         if let data {
             eventShared.append(#","data":"#)
@@ -54,26 +56,27 @@ extension Broker {
 
     /// Delivers the prepared event to every target of the channel.
     /// - Returns: how many subscriptions received it.
-    private func fanOut(on channel: Channel, from publisher: Session) -> Int {
+    func fanOut(on channel: Channel, from publisher: Session) -> Int {
         var receivers = 0
         for target in channel.currentTargets(in: index) {
             switch target {
             case .single(let subscription, let prefix):
-                if accepts(subscription, from: publisher), deliver(to: subscription, prefix: prefix) {
+                if accepts(subscription, from: publisher, on: channel), deliver(to: subscription, prefix: prefix) {
                     receivers += 1
                 }
             case .group(let group):
-                guard let member = group.pick({ accepts($0, from: publisher) }) else { continue }
+                guard let member = group.pick({ accepts($0, from: publisher, on: channel) }) else { continue }
                 if deliver(to: member, prefix: channel.prefix(for: member)) { receivers += 1 }
             }
         }
         return receivers
     }
 
-    private func accepts(_ subscription: Subscription, from publisher: Session) -> Bool {
+    private func accepts(_ subscription: Subscription, from publisher: Session, on channel: Channel) -> Bool {
         guard subscription.isActive else { return false }
         let session = subscription.session
         return !session.closeAfterFlush && (session.echo || session !== publisher)
+            && (locks.count == 0 || !isLocked(subscription, on: channel))
     }
 
     /// Appends one event frame to a subscriber's queue, applying `max_pending` and `max`.
@@ -120,7 +123,10 @@ extension Broker {
         case .disconnect:
             disconnectSlowConsumer(subscription.session)
         case .drop:
-            if subscription.dropped == 0 { stats.slowConsumers += 1 }
+            if subscription.dropped == 0 {
+                stats.slowConsumers += 1
+                queueSlowConsumerEvent(subscription.session, droppingFor: subscription)
+            }
             subscription.dropped += 1
             stats.dropped += 1
         }

@@ -7,7 +7,7 @@ extension Broker {
             appendCounter(&out, "uptime_ms", now - startedAt)
             appendCounter(&out, "connections", sessions.count)
             appendCounter(&out, "total_connections", stats.totalConnections)
-            appendCounter(&out, "channels", channels.count)
+            appendCounter(&out, "channels", clientChannelCount)
             appendCounter(&out, "subscriptions", index.count)
             appendCounter(&out, "msgs_in", stats.msgsIn)
             appendCounter(&out, "msgs_out", stats.msgsOut)
@@ -15,20 +15,25 @@ extension Broker {
             appendCounter(&out, "bytes_out", stats.bytesOut)
             appendCounter(&out, "slow_consumers", stats.slowConsumers)
             appendCounter(&out, "dropped", stats.dropped)
+            appendEventControlCounters(&out)
         }
     }
 
     /// `channels`: known channels, optionally filtered by a pattern, sorted by name.
+    ///
+    /// Without a filter the daemon's `$…` channels are left out, as a `>` filter leaves
+    /// them out; `{"ch":"$sys.>"}` lists them.
     func answerChannels(_ session: Session) throws(HeraldError) {
         let filter = try scanner.withString(.ch) { bytes throws(HeraldError) -> [UInt8] in
             _ = try ChannelName.validatePattern(bytes)
             return Array(bytes)
         }
-        // A channel is known once published to (it has a record) or subscribed to exactly.
+        // A channel is known once it carried an event or was declared (it has a record) or
+        // was subscribed to exactly. `$…` channels show only when the filter asks for them.
         var names = Set(channels.keys)
         names.formUnion(index.concretePatterns)
         let listed = names
-            .filter { name in filter.map { matches($0, name) } ?? true }
+            .filter { name in filter.map { matches($0, name) } ?? !ChannelName.isReserved(name) }
             .sorted { $0.lexicographicallyPrecedes($1) }
         answer(session, .channels) { out in
             out.appendRaw(#","channels":["#)
@@ -37,7 +42,9 @@ extension Broker {
                 out.appendRaw(#"{"ch":"#)
                 out.appendJSONString(channel)
                 appendCounter(&out, "subs", index.matchCount(for: channel))
-                out.appendRaw(#","owner":null,"has_value":false"#)
+                out.appendRaw(#","owner":"#)
+                appendOwner(of: channel, to: &out)
+                out.appendRaw(#","has_value":false"#)
                 appendCounter(&out, "seq", channels[channel]?.seq ?? 0)
                 out.append(UInt8(ascii: "}"))
             }

@@ -24,6 +24,7 @@ extension Broker {
         } catch {
             fail(session, error, now: now)
         }
+        flushSystemEvents()
     }
 
     /// Answers a line that passed `max_line`; the server discards the rest of it.
@@ -34,6 +35,7 @@ extension Broker {
         message += String(config.maxLine)
         message += " bytes); discarded up to the next newline"
         fail(session, HeraldError(.lineTooLong, message), now: now)
+        flushSystemEvents()
     }
 
     private func requestID() throws(HeraldError) -> UnsafeRawBufferPointer? {
@@ -70,6 +72,12 @@ extension Broker {
         case .stats: answerStats(session, now: now)
         case .channels: try answerChannels(session)
         case .subs: answerSubs(session)
+        case .lock, .unlock: try lockOrUnlock(session, op)
+        case .locks: try answerLocks(session)
+        case .declare: try declare(session)
+        case .remove: try remove(session)
+        case .req: try request(from: session, now: now)
+        case .reply: try reply(from: session)
         default:
             throw HeraldError(.unknownOp, "op \"" + op.rawValue + "\" is not implemented by this heraldd yet")
         }

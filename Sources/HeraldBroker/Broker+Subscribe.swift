@@ -21,6 +21,7 @@ extension Broker {
             session: session, name: name, pattern: pattern, isWildcard: isWildcard,
             group: group, args: args, max: max, serial: nextSerial)
         session.subscriptions[name] = subscription
+        applyLocks(to: subscription)
         index.insert(subscription)
         answer(session, .sub) { out in
             out.appendRaw(#","sub":"#)

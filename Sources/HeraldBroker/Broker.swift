@@ -35,15 +35,39 @@ public final class Broker {
     let eventShared = FrameScratch()
     var eventSplit = 0
 
+    // Event control (issue 4): each concern's state lives in its own type and file.
+    /// Every lock held (`Broker+Locks.swift`).
+    let locks = LockTable()
+    /// Instance channels and their owners (`Broker+Instances.swift`).
+    let instances = InstanceChannels()
+    /// Requests waiting for a reply (`Broker+RequestReply.swift`).
+    var requests = PendingRequests()
+    /// Every timer of the broker: request timeouts (`DeadlineQueue.swift`).
+    var deadlines = DeadlineQueue()
+    /// Where reply tokens come from: a CSPRNG unless a test injects a seeded source.
+    let randomWord: () -> UInt64
+    /// The daemon's own session (`c0`, named `heraldd`), the publisher of `$sys` events.
+    let systemSession: Session
+    /// `$sys` events waiting for the current operation to end (`Broker+SystemEvents.swift`).
+    var pendingSystemEvents: [SystemEvent] = []
+    /// Set while `flushSystemEvents` runs, so events it causes join its loop.
+    var isFlushingSystemEvents = false
+
     /// Creates a broker.
     /// - Parameters:
     ///   - config: the tunables.
     ///   - now: the monotonic clock in ms at start.
     ///   - wallClock: the wall clock in ms since 1970, for ping payloads.
-    public init(config: BrokerConfig, now: Int, wallClock: @escaping @Sendable () -> Int) {
+    ///   - randomWord: random 64-bit words for reply tokens; the default is the system
+    ///     CSPRNG, and only tests should pass anything else (tokens must be unguessable).
+    public init(config: BrokerConfig, now: Int, wallClock: @escaping @Sendable () -> Int,
+                randomWord: @escaping () -> UInt64 = Broker.secureRandomWord) {
         self.config = config
         self.startedAt = now
         self.wallClock = wallClock
+        self.randomWord = randomWord
+        self.systemSession = Session(id: 0, now: now)
+        systemSession.name = Array("heraldd".utf8)
     }
 
     /// Registers a new connection and queues its `info` frame.
@@ -65,13 +89,17 @@ public final class Broker {
             out.appendInt(config.heartbeatMs)
             out.appendRaw("}}\n")
         }
+        queueClientEvent(session, connected: true)
+        flushSystemEvents()
         return session
     }
 
     /// Forgets a closed connection and everything it held.
     public func disconnect(_ session: Session) {
         removeAllSubscriptions(of: session)
+        leave(session)
         sessions[session.id] = nil
+        flushSystemEvents()
     }
 
     /// Number of live sessions.
@@ -85,6 +113,7 @@ public final class Broker {
 
     /// Hands every session with pending output or a close request to `body`, once each.
     public func drainDirty(_ body: (Session) -> Void) {
+        flushSystemEvents()
         while !dirty.isEmpty {
             let batch = dirty
             dirty.removeAll(keepingCapacity: true)
@@ -122,6 +151,7 @@ public final class Broker {
         session.closeAfterFlush = true
         session.closeRequestedAt = now
         removeAllSubscriptions(of: session)
+        leave(session)
         markDirty(session)
     }
 
@@ -130,6 +160,7 @@ public final class Broker {
     func disconnectSlowConsumer(_ session: Session) {
         guard !session.closeAfterFlush else { return }
         stats.slowConsumers += 1
+        queueSlowConsumerEvent(session)
         session.outbound.removeAll()
         session.outbound.appendRaw(#"{"error":"slow_consumer","message":"outbound queue passed max_pending ("#)
         session.outbound.appendInt(config.maxPending)

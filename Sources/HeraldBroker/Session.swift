@@ -39,6 +39,9 @@ public final class Session {
     var pingOutstanding = false
     /// The channel this session last published to: a steady publisher skips the lookup.
     var lastChannel: Channel?
+    /// Set once the broker released what the connection owned (locks, instance channels,
+    /// requests), so closing and disconnecting release it exactly once.
+    var hasLeft = false
     /// Set while the session sits in the broker's dirty list.
     var isDirty = false
 

@@ -29,6 +29,9 @@ public final class Subscription {
     public internal(set) var dropped: Int = 0
     /// Cleared on removal so stale references in caches deliver nothing.
     public internal(set) var isActive = true
+    /// Set while some lock names this subscription by its global id, so the delivery
+    /// check consults the lock table only for subscriptions a lock can concern.
+    var isLockTarget = false
     /// Creation order across the broker; deliveries follow it.
     let serial: Int
     /// `,"args":RAW`, precomputed, or empty.

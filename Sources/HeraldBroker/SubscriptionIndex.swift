@@ -71,6 +71,11 @@ final class SubscriptionIndex {
         entries.values.filter { !$0.isWildcard }.map(\.pattern)
     }
 
+    /// The subscriptions whose pattern is exactly `pattern`, in insertion order.
+    func subscriptions(withPattern pattern: [UInt8]) -> [Subscription] {
+        entries[pattern]?.subscriptions ?? []
+    }
+
     /// How many subscriptions match a concrete channel.
     func matchCount(for channel: [UInt8]) -> Int {
         var total = entries[channel]?.subscriptions.count ?? 0

@@ -49,7 +49,8 @@ extension Server {
                 broker.config = tunables
             }
             logger.setLevel(config.logLevel)
-            uv_timer_set_repeat(ticker, UInt64(Server.tickInterval(heartbeatMs: config.heartbeatMs)))
+            nextHeartbeatTick = min(nextHeartbeatTick, main.now + Server.tickInterval(heartbeatMs: config.heartbeatMs))
+            armTicker()
             logger.info("reloaded", ["keys": Config.liveKeys.joined(separator: ",")])
             if !restart.isEmpty {
                 logger.warn("changed keys need a restart", ["keys": restart.joined(separator: ",")])

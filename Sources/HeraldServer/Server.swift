@@ -22,10 +22,16 @@ public final class Server {
     var listeners: [Listener] = []
     var nextConnectionID = 1
     let ticker: UnsafeMutablePointer<uv_timer_t>
+    /// When `ticker` is armed to fire (loop ms), or -1 when it is not (see `Server+Ticker`).
+    var tickerDue = -1
+    /// When the next heartbeat scan is due (loop ms).
+    var nextHeartbeatTick = 0
     var signalHandles: [UnsafeMutablePointer<uv_signal_t>] = []
     /// Set (under the broker lock) once SIGTERM/SIGINT arrived; read by workers under it.
     var isStopping = false
     var tickerStarted = false
+    /// The time the main timer is armed for, readable by any loop under the broker lock.
+    var armedDue = Int.max
     var stopDeadline = 0
     var stopPosted = false
 
@@ -97,33 +103,6 @@ public final class Server {
             owner.post(.adopt(fd: fd, isTCP: isTCP, id: id))
         } else {
             logger.warn("accept failed", ["client": "c" + String(id)])
-        }
-    }
-
-    private func startTicker() {
-        uv_timer_init(main.loop, ticker)
-        tickerStarted = true
-        ticker.pointee.data = Unmanaged.passUnretained(self).toOpaque()
-        let interval = UInt64(Server.tickInterval(heartbeatMs: config.heartbeatMs))
-        uv_timer_start(ticker, { timer in
-            guard let timer, let data = timer.pointee.data else { return }
-            Unmanaged<Server>.fromOpaque(data).takeUnretainedValue().tick()
-        }, interval, interval)
-    }
-
-    /// A quarter of the heartbeat, within 10 ms … 1 s, so pings are late by at most that.
-    static func tickInterval(heartbeatMs: Int) -> Int {
-        heartbeatMs > 0 ? min(1_000, max(10, heartbeatMs / 4)) : 1_000
-    }
-
-    private func tick() {
-        let now = main.now
-        let overdue = shared.withLock { broker in broker.tick(now: now).map(\.id) }
-        for id in overdue { worker(for: id).post(.close(id)) }
-        main.flushDirty()
-        if isStopping && now >= stopDeadline {
-            for worker in workers { worker.post(.closeAll) }
-            postStop()
         }
     }
 }

@@ -17,6 +17,8 @@ final class Worker: @unchecked Sendable {
         case flush(ConnectionID)
         case close(ConnectionID)
         case closeAll
+        /// Main loop only: a deadline earlier than the timer's was created elsewhere.
+        case rearm
         case stop
     }
 
@@ -113,6 +115,8 @@ final class Worker: @unchecked Sendable {
     /// through their inboxes. One lock for the whole pass.
     func flushDirty() {
         var ready: [Connection] = []
+        var rearm = false
+        let isMain = self === server.main
         shared.withLock { broker in
             broker.drainDirty { session in
                 let owner = server.worker(for: session.id)
@@ -122,8 +126,14 @@ final class Worker: @unchecked Sendable {
                     owner.post(.flush(session.id))
                 }
             }
+            if !isMain { rearm = server.needsRearm(for: broker.nextDeadline) }
         }
         for connection in ready { connection.writeTaken() }
+        if isMain {
+            server.armTicker()
+        } else if rearm {
+            server.main.post(.rearm)
+        }
     }
 
     private func startFlushCheck() {
@@ -155,6 +165,7 @@ final class Worker: @unchecked Sendable {
             case .flush(let id): flushes.insert(id)
             case .close(let id): connections[id]?.close()
             case .closeAll: for connection in Array(connections.values) { connection.close() }
+            case .rearm: server.armTicker()
             case .stop: closeHandles()
             }
         }

@@ -10,6 +10,11 @@ final class BrokerHarness {
         broker = Broker(config: config, now: 0, wallClock: { 1_700_000_000_000 })
     }
 
+    /// Drives a broker built by the test (e.g. with an injected token source).
+    init(broker: Broker) {
+        self.broker = broker
+    }
+
     /// Connects a session and discards its `info` frame.
     func connect(name: String? = nil, echo: Bool = true) -> Session {
         let session = broker.connect(id: nextID, now: now)

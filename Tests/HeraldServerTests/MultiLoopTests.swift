@@ -75,4 +75,18 @@ import Glibc
         let fresh = try daemon.client()
         #expect(try fresh.request(#"{"op":"stats"}"#)["slow_consumers"] as? Int == 3)
     }
+
+    /// A request made on a loop other than the timer's still times out on time: that loop
+    /// asks the main loop to re-arm its one timer for the earlier deadline.
+    @Test func requestTimeoutFromAnotherLoopFiresOnTime() throws {
+        let daemon = try DaemonProcess(config: "heartbeat_ms: 0", arguments: ["--workers", "2"])
+        let requester = try daemon.client()  // connection 1: the second loop
+        let silent = try daemon.client()     // connection 2: the main loop
+        _ = try silent.request(#"{"op":"sub","ch":"svc.slow"}"#)
+        let started = Date()
+        let answer = try requester.request(#"{"op":"req","ch":"svc.slow","timeout_ms":50,"rid":1}"#)
+        #expect(answer["error"] as? String == "timeout")
+        #expect(Date().timeIntervalSince(started) < 0.9, "the 1 s heartbeat scan must not be what fires it")
+        #expect(try silent.frame()["reply"] != nil)
+    }
 }

@@ -1,0 +1,102 @@
+import HeraldWire
+
+/// `declare` and `remove`: instance channels that live and die with their owner.
+///
+/// Removing a channel drops every subscription on exactly that channel, telling each
+/// holder `{"removed":CH,"sub":NAME}`; wildcard subscriptions stay. The channel record
+/// (its `seq`) goes too, so a channel declared again starts a new life.
+extension Broker {
+    /// Why a channel was removed, for the `$sys.channel.removed` event.
+    enum RemovalReason: String {
+        case remove, disconnect
+    }
+
+    /// `declare {ch}`: makes the caller the owner of a concrete channel.
+    ///
+    /// Declaring a channel the caller already owns is a no-op answered `ok`; one another
+    /// connection owns is `conflict`.
+    func declare(_ session: Session) throws(HeraldError) {
+        let name = try requestedOwnableChannel()
+        if let owner = instances.owner(of: name), owner != session.id {
+            throw HeraldError(.conflict, "channel \"" + String(decoding: name, as: UTF8.self)
+                + "\" is owned by c" + String(owner))
+        }
+        instances.declare(name, by: session.id)
+        _ = channel(named: name)
+        answer(session, .declare) { out in
+            out.appendRaw(#","ch":"#)
+            out.appendJSONString(name)
+        }
+    }
+
+    /// `remove {ch}` or `remove {all:true}`: removes the caller's instance channels.
+    ///
+    /// Answers `{"ok":"remove","count":N}`. A channel that is not declared is `not_found`;
+    /// one another connection owns is `forbidden`.
+    func remove(_ session: Session) throws(HeraldError) {
+        var names: [[UInt8]] = []
+        if scanner.isPresent(.ch) {
+            let name = try requestedOwnableChannel()
+            guard let owner = instances.owner(of: name) else {
+                throw HeraldError(.notFound, "channel \"" + String(decoding: name, as: UTF8.self) + "\" is not declared")
+            }
+            guard owner == session.id else {
+                throw HeraldError(.forbidden, "channel \"" + String(decoding: name, as: UTF8.self)
+                    + "\" is owned by c" + String(owner))
+            }
+            names = [name]
+        } else if try scanner.bool(.all) == true {
+            names = instances.owned(by: session.id)
+        } else {
+            throw HeraldError(.missingField, "remove needs 'ch' or 'all':true")
+        }
+        for name in names { removeInstance(name, reason: .remove) }
+        answer(session, .remove) { out in appendCounter(&out, "count", names.count) }
+    }
+
+    /// Removes every instance channel a departing connection owns.
+    func removeOwnedChannels(of session: Session) {
+        for name in instances.owned(by: session.id) { removeInstance(name, reason: .disconnect) }
+    }
+
+    /// Takes an instance channel away: its ownership, its exact subscriptions, its record.
+    private func removeInstance(_ name: [UInt8], reason: RemovalReason) {
+        let owner = instances.owner(of: name)
+        instances.release(name)
+        let dropped = index.subscriptions(withPattern: name).sorted { $0.serial < $1.serial }
+        for subscription in dropped {
+            write(subscription.session) { out in
+                out.appendRaw(#"{"removed":"#)
+                out.appendJSONString(name)
+                out.appendRaw(#","sub":"#)
+                out.append(contentsOf: subscription.quotedName)
+                out.appendRaw("}\n")
+            }
+            end(subscription)
+        }
+        channels.removeValue(forKey: name)?.isRetired = true
+        locks.forgetMemo()
+        channelRemoved(name, owner: owner, reason: reason)
+    }
+
+    /// The concrete, non-reserved channel named by `ch`.
+    private func requestedOwnableChannel() throws(HeraldError) -> [UInt8] {
+        guard let name = try scanner.string(.ch) else { throw HeraldError(.missingField, "missing field 'ch'") }
+        if ChannelName.isReserved(name) {
+            throw HeraldError(.forbidden, "channels starting with '$' are reserved for the daemon")
+        }
+        try ChannelName.validateConcrete(name)
+        return name
+    }
+
+    /// Appends the owner of a channel as `"cN"`, or `null`.
+    func appendOwner(of name: [UInt8], to out: inout [UInt8]) {
+        guard let owner = instances.owner(of: name) else {
+            out.appendRaw("null")
+            return
+        }
+        out.appendRaw(#""c"#)
+        out.appendInt(owner)
+        out.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,36 @@
+import HeraldWire
+
+/// What happens when a connection goes: everything it owned besides its subscriptions.
+extension Broker {
+    /// Releases what a departing connection owns: its locks, instance channels and
+    /// requests in flight (with their deadlines).
+    ///
+    /// Called both when the broker asks for a close (interest ends at once, not when the
+    /// socket finally closes) and on disconnect; `hasLeft` makes the second call a no-op.
+    func leave(_ session: Session) {
+        guard !session.hasLeft else { return }
+        session.hasLeft = true
+        releaseLocks(of: session)
+        removeOwnedChannels(of: session)
+        cancelRequests(of: session)
+        queueClientEvent(session, connected: false)
+    }
+}
+
+extension Broker {
+    /// The `stats` counters of event control, which let tests prove nothing leaks: locks
+    /// held.
+    func appendEventControlCounters(_ out: inout [UInt8]) {
+        appendCounter(&out, "locks", locks.count)
+        appendCounter(&out, "instance_channels", instances.count)
+        appendCounter(&out, "requests", requests.count)
+        appendCounter(&out, "timers", deadlines.count)
+    }
+}
+
+extension Broker {
+    /// Channels clients used, leaving out the daemon's own `$…` channels, for `stats`.
+    var clientChannelCount: Int {
+        channels.keys.reduce(0) { count, name in ChannelName.isReserved(name) ? count : count + 1 }
+    }
+}

@@ -1,0 +1,121 @@
+import HeraldWire
+
+/// `req` and `reply`: request/reply over the fan-out, with one deadline per request.
+///
+/// A request is an event carrying a `reply` token, delivered like a `pub` (queue groups
+/// make it load-balanced, locks and `echo` apply). The first `reply` to the token reaches
+/// the requester as `{"ok":"req","from":C,"data":…}`; later ones are dropped. Nobody to
+/// deliver to is `no_responders` at once; no reply in time is `timeout`. Tokens are 128
+/// random bits per request, from the broker's injected source (a CSPRNG by default).
+extension Broker {
+    /// How long a request waits when it names no `timeout_ms`.
+    static let defaultRequestTimeoutMs = 1_000
+    /// The longest `timeout_ms` accepted (one hour), so a deadline cannot overflow the clock.
+    static let maxRequestTimeoutMs = 3_600_000
+
+    /// A random 64-bit word from the system CSPRNG: the default source of reply tokens.
+    public static func secureRandomWord() -> UInt64 {
+        var generator = SystemRandomNumberGenerator()
+        return generator.next()
+    }
+
+    /// The earliest pending deadline (monotonic ms), or nil when none is pending; the
+    /// server arms its one timer for it after each loop iteration.
+    public var nextDeadline: Int? { deadlines.next }
+
+    /// `req {ch, data?, timeout_ms?}`: fans out a request event and waits for a reply.
+    func request(from session: Session, now: Int) throws(HeraldError) {
+        let timeout = try scanner.int(.timeoutMs) ?? Broker.defaultRequestTimeoutMs
+        guard timeout >= 1, timeout <= Broker.maxRequestTimeoutMs else {
+            throw HeraldError(.badField, "field 'timeout_ms' must be 1 to " + String(Broker.maxRequestTimeoutMs))
+        }
+        let channel = try publishChannel(for: session)
+        let token = ReplyToken(random: randomWord)
+        channel.seq += 1
+        var replyField: [UInt8] = []
+        replyField.appendRaw(#","reply":""#)
+        token.appendHex(to: &replyField)
+        replyField.append(UInt8(ascii: "\""))
+        buildSharedParts(seq: channel.seq, from: session, data: scanner.raw(.data), middle: replyField)
+        guard fanOut(on: channel, from: session) > 0 else {
+            throw HeraldError(.noResponders, "no subscriber received the request on \""
+                + String(decoding: channel.name, as: UTF8.self) + "\"")
+        }
+        // Delivering can close the requester itself (its own subscription overflowed); a
+        // requester that has left must leave nothing behind.
+        guard !session.hasLeft else { return }
+        let pending = PendingRequest(
+            token: token, requester: session, rid: current.ridRaw.map { Array($0) }, timeoutMs: timeout)
+        let id = requests.add(pending)
+        deadlines.schedule(at: now + timeout, kind: .request, id: id)
+    }
+
+    /// `reply {to, data?}`: answers a request; a token that is unknown, expired or already
+    /// answered is ignored. With a `rid` the answer says whether the reply was `delivered`.
+    func reply(from session: Session) throws(HeraldError) {
+        guard scanner.isPresent(.to) else { throw HeraldError(.missingField, "missing field 'to'") }
+        let found = try scanner.withString(.to) { bytes throws(HeraldError) in
+            ReplyToken(hex: bytes).flatMap { requests.id(for: $0) }
+        }
+        var delivered = false
+        if let id = found ?? nil, let pending = requests.take(id) {
+            deadlines.cancel(kind: .request, id: id)
+            delivered = true
+            let data = scanner.raw(.data)
+            write(pending.requester) { out in
+                out.appendRaw(#"{"ok":"req""#)
+                if let rid = pending.rid {
+                    out.appendRaw(#","rid":"#)
+                    out.append(contentsOf: rid)
+                }
+                out.appendRaw(#","from":"#)
+                out.append(contentsOf: session.quotedClientID)
+                if let data {
+                    out.appendRaw(#","data":"#)
+                    out.appendRaw(data)
+                }
+                out.appendRaw("}\n")
+            }
+        }
+        guard current.ridRaw != nil else { return }
+        answer(session, .reply) { out in
+            out.appendRaw(delivered ? #","delivered":true"# : #","delivered":false"#)
+        }
+    }
+
+    /// Fires every deadline due at `now`: requests without a reply get `timeout`.
+    ///
+    /// `tick` calls this too; the server may call it alone when its timer was armed for a
+    /// deadline rather than a heartbeat tick.
+    /// - Parameter now: the monotonic clock in ms.
+    public func fireDeadlines(now: Int) {
+        while let due = deadlines.popDue(now: now) {
+            switch due.kind {
+            case .request: expireRequest(due.id)
+            }
+        }
+        flushSystemEvents()
+    }
+
+    /// Forgets every request a departing connection made, with their deadlines.
+    func cancelRequests(of session: Session) {
+        for id in requests.ids(of: session.id) {
+            _ = requests.take(id)
+            deadlines.cancel(kind: .request, id: id)
+        }
+    }
+
+    private func expireRequest(_ id: Int) {
+        guard let pending = requests.take(id) else { return }
+        write(pending.requester) { out in
+            out.appendRaw(#"{"error":"timeout","message":"no reply within "#)
+            out.appendInt(pending.timeoutMs)
+            out.appendRaw(#" ms","op":"req""#)
+            if let rid = pending.rid {
+                out.appendRaw(#","rid":"#)
+                out.append(contentsOf: rid)
+            }
+            out.appendRaw("}\n")
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import HeraldWire
+
+/// A daemon event waiting to be published on `$sys.…`.
+struct SystemEvent {
+    /// The `$sys.…` channel.
+    let channel: [UInt8]
+    /// The event's `data`, a JSON object.
+    let data: [UInt8]
+}
+
+/// System events on `$sys.>`: the broker's own publications, through the normal fan-out.
+///
+/// They come from `c0` (the daemon's own session, named `heraldd`) and are read-only for
+/// clients (publishing to `$…` is `forbidden`). Why queued: the causes (a close, a slow
+/// consumer) often happen in the middle of another fan-out, whose shared frame buffers a
+/// nested fan-out would overwrite. So causes only queue the event, and the public entry
+/// points (`connect`, `disconnect`, `handleLine`, `tick`, …) publish the queue once the
+/// work that caused them is done.
+extension Broker {
+    /// `$sys.client.connected` / `$sys.client.disconnected`: `{"client":"c7","name":…}`.
+    func queueClientEvent(_ session: Session, connected: Bool) {
+        var data: [UInt8] = []
+        appendClient(session.id, name: session.name, to: &data)
+        data.append(UInt8(ascii: "}"))
+        queueSystemEvent(connected ? "$sys.client.connected" : "$sys.client.disconnected", data)
+    }
+
+    /// `$sys.channel.removed`: `{"client":OWNER,"name":…,"ch":CH,"reason":"remove"|"disconnect"}`.
+    func channelRemoved(_ name: [UInt8], owner: ConnectionID?, reason: RemovalReason) {
+        var data: [UInt8] = []
+        let ownerID = owner ?? 0
+        appendClient(ownerID, name: sessions[ownerID]?.name, to: &data)
+        data.appendRaw(#","ch":"#)
+        data.appendJSONString(name)
+        data.appendRaw(#","reason":"#)
+        data.appendJSONString(reason.rawValue)
+        data.append(UInt8(ascii: "}"))
+        queueSystemEvent("$sys.channel.removed", data)
+    }
+
+    /// `$sys.slow_consumer`: `{"client":…,"name":…,"policy":"disconnect"}`, or with
+    /// `"policy":"drop","sub":NAME` when a subscription starts losing events.
+    func queueSlowConsumerEvent(_ session: Session, droppingFor subscription: Subscription? = nil) {
+        var data: [UInt8] = []
+        appendClient(session.id, name: session.name, to: &data)
+        if let subscription {
+            data.appendRaw(#","policy":"drop","sub":"#)
+            data.append(contentsOf: subscription.quotedName)
+        } else {
+            data.appendRaw(#","policy":"disconnect""#)
+        }
+        data.append(UInt8(ascii: "}"))
+        queueSystemEvent("$sys.slow_consumer", data)
+    }
+
+    /// Publishes every queued system event, including those its own fan-outs cause.
+    func flushSystemEvents() {
+        guard !pendingSystemEvents.isEmpty, !isFlushingSystemEvents else { return }
+        isFlushingSystemEvents = true
+        var next = 0
+        while next < pendingSystemEvents.count {
+            let event = pendingSystemEvents[next]
+            next += 1
+            let channel = channel(named: event.channel)
+            channel.seq += 1
+            event.data.withUnsafeBytes { data in
+                buildSharedParts(seq: channel.seq, from: systemSession, data: data)
+            }
+            _ = fanOut(on: channel, from: systemSession)
+        }
+        pendingSystemEvents.removeAll(keepingCapacity: true)
+        isFlushingSystemEvents = false
+    }
+
+    private func queueSystemEvent(_ channel: StaticString, _ data: [UInt8]) {
+        var name: [UInt8] = []
+        name.appendRaw(channel)
+        pendingSystemEvents.append(SystemEvent(channel: name, data: data))
+    }
+
+    /// Appends `{"client":"cN","name":NAME|null` (the object is left open).
+    private func appendClient(_ id: ConnectionID, name: [UInt8]?, to data: inout [UInt8]) {
+        data.appendRaw(#"{"client":"c"#)
+        data.appendInt(id)
+        data.appendRaw(#"","name":"#)
+        if let name { data.appendJSONString(name) } else { data.appendRaw("null") }
+    }
+}

@@ -1,0 +1,159 @@
+import HeraldWire
+
+/// Names a subscription across connections: the holder's connection and the name, the
+/// parsed form of a global id `CLIENT/NAME`.
+///
+/// Locks name subscriptions by this key rather than by object, so a lock outlives the
+/// subscription being replaced by a new `sub` with the same name.
+struct SubscriptionKey: Hashable {
+    /// The holder's connection.
+    let client: ConnectionID
+    /// The subscription's name within that connection.
+    let name: [UInt8]
+
+    /// Parses `cN/NAME`; the name is everything after the first `/` and may hold more.
+    /// - Returns: nil when the text is not a global id.
+    init?(globalID bytes: [UInt8]) {
+        guard let slash = bytes.firstIndex(of: UInt8(ascii: "/")), slash >= 2, slash < bytes.count - 1,
+              bytes[0] == UInt8(ascii: "c") else { return nil }
+        var client = 0
+        for byte in bytes[1..<slash] {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), client < Int.max / 100 else { return nil }
+            client = client * 10 + Int(byte - UInt8(ascii: "0"))
+        }
+        self.client = client
+        self.name = Array(bytes[(slash + 1)...])
+    }
+
+    init(client: ConnectionID, name: [UInt8]) {
+        self.client = client
+        self.name = name
+    }
+
+    /// The key of a live subscription.
+    init(_ subscription: Subscription) {
+        self.init(client: subscription.session.id, name: subscription.name)
+    }
+
+    /// Appends `"cN/NAME"` as a JSON string.
+    func appendQuoted(to out: inout [UInt8]) {
+        var id: [UInt8] = [UInt8(ascii: "c")]
+        id.appendInt(client)
+        id.append(UInt8(ascii: "/"))
+        id.append(contentsOf: name)
+        out.appendJSONString(id)
+    }
+}
+
+/// One lock held by one connection.
+///
+/// - `pattern` set, `subscription` nil: every subscription, for events on channels matching
+///   `pattern` (`lock {ch}`).
+/// - both set: that subscription, for events on channels matching `pattern`
+///   (`lock {ch, subs}`).
+/// - `pattern` nil, `subscription` set: that subscription, on every channel (`lock {sub}`).
+struct Lock: Hashable {
+    /// The connection that took it; it is released when that connection goes.
+    let owner: ConnectionID
+    /// The channels it covers, or nil for all of them.
+    let pattern: [UInt8]?
+    /// The subscription it covers, or nil for all of them.
+    let subscription: SubscriptionKey?
+}
+
+/// Every lock in the broker, indexed for the delivery decision and for release.
+///
+/// A set, so one connection taking the same lock twice holds it once (one `unlock`
+/// releases it), while equal locks of two connections are distinct entries: a delivery is
+/// suppressed while any of them holds.
+final class LockTable {
+    private var all: Set<Lock> = []
+    private var byOwner: [ConnectionID: Set<Lock>] = [:]
+    /// Locks covering every subscription, tested once per publish (see `coversAll`).
+    private var channelWide: [Lock] = []
+    private var bySubscription: [SubscriptionKey: [Lock]] = [:]
+    /// Rises on every change, so a per-channel memo knows it is stale.
+    private(set) var generation = 0
+    /// The channel `memoCoversAll` was computed for, at `memoGeneration`.
+    private var memoChannel: Channel?
+    private var memoGeneration = -1
+    private var memoCoversAll = false
+
+    /// How many locks are held; zero makes the delivery check free. Stored (kept equal to
+    /// `all.count`) so the per-delivery test is one load.
+    private(set) var count = 0
+
+    /// Takes a lock. - Returns: false when the owner already held it.
+    @discardableResult
+    func add(_ lock: Lock) -> Bool {
+        guard all.insert(lock).inserted else { return false }
+        count = all.count
+        byOwner[lock.owner, default: []].insert(lock)
+        if let key = lock.subscription {
+            bySubscription[key, default: []].append(lock)
+        } else {
+            channelWide.append(lock)
+        }
+        generation += 1
+        return true
+    }
+
+    /// Releases a lock. - Returns: false when it was not held.
+    @discardableResult
+    func remove(_ lock: Lock) -> Bool {
+        guard all.remove(lock) != nil else { return false }
+        count = all.count
+        byOwner[lock.owner]?.remove(lock)
+        if byOwner[lock.owner]?.isEmpty == true { byOwner[lock.owner] = nil }
+        if let key = lock.subscription {
+            bySubscription[key]?.removeAll { $0 == lock }
+            if bySubscription[key]?.isEmpty == true { bySubscription[key] = nil }
+        } else {
+            channelWide.removeAll { $0 == lock }
+        }
+        generation += 1
+        return true
+    }
+
+    /// Releases everything a connection holds. - Returns: the released locks.
+    func removeAll(ownedBy owner: ConnectionID) -> [Lock] {
+        guard let owned = byOwner[owner] else { return [] }
+        for lock in owned { remove(lock) }
+        return Array(owned)
+    }
+
+    /// Whether any lock names this subscription (so the delivery check must look closer).
+    func names(_ key: SubscriptionKey) -> Bool {
+        bySubscription[key] != nil
+    }
+
+    /// Whether a channel-wide lock covers every delivery of an event on `channel`.
+    ///
+    /// Memoized per channel and lock generation: a fan-out asks once per target, and the
+    /// answer is the same for all of them.
+    func coversAll(_ channel: Channel) -> Bool {
+        if memoChannel !== channel || memoGeneration != generation {
+            memoChannel = channel
+            memoGeneration = generation
+            memoCoversAll = coversAll(named: channel.name)
+        }
+        return memoCoversAll
+    }
+
+    /// Whether a channel-wide lock covers events on the channel with this name.
+    func coversAll(named name: [UInt8]) -> Bool {
+        channelWide.contains { lock in lock.pattern.map { ChannelName.matches(pattern: $0, channel: name) } ?? false }
+    }
+
+    /// Whether a lock naming this subscription covers events on `name`.
+    func covers(_ key: SubscriptionKey, named name: [UInt8]) -> Bool {
+        guard let locks = bySubscription[key] else { return false }
+        return locks.contains { lock in lock.pattern.map { ChannelName.matches(pattern: $0, channel: name) } ?? true }
+    }
+
+    /// Forgets the memoized channel, so a removed channel is not kept alive by it.
+    func forgetMemo() {
+        memoChannel = nil
+        memoGeneration = -1
+    }
+}

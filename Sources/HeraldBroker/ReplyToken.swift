@@ -1,0 +1,104 @@
+/// The unguessable token a request event carries in `reply`: 128 random bits, 32 hex digits.
+///
+/// Why random rather than a counter: any connection may send `reply {to}`, so a token must
+/// not be derivable from others a subscriber saw. Kept as two words so the pending-request
+/// table hashes 16 bytes, not an array.
+struct ReplyToken: Hashable {
+    let high: UInt64
+    let low: UInt64
+
+    /// Draws a token from a source of random 64-bit words.
+    init(random: () -> UInt64) {
+        high = random()
+        low = random()
+    }
+
+    /// Parses 32 lowercase hex digits. - Returns: nil for anything else.
+    init?(hex bytes: UnsafeRawBufferPointer) {
+        guard bytes.count == 32 else { return nil }
+        var words: (UInt64, UInt64) = (0, 0)
+        for (position, byte) in bytes.enumerated() {
+            let digit: UInt64
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt64(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt64(byte - UInt8(ascii: "a") + 10)
+            default: return nil
+            }
+            if position < 16 { words.0 = words.0 << 4 | digit } else { words.1 = words.1 << 4 | digit }
+        }
+        high = words.0
+        low = words.1
+    }
+
+    /// Appends the 32 hex digits (no quotes).
+    func appendHex(to out: inout [UInt8]) {
+        Self.appendHex(high, to: &out)
+        Self.appendHex(low, to: &out)
+    }
+
+    private static func appendHex(_ word: UInt64, to out: inout [UInt8]) {
+        for shift in stride(from: 60, through: 0, by: -4) {
+            let nibble = UInt8(truncatingIfNeeded: word >> UInt64(shift)) & 0xF
+            out.append(nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10)
+        }
+    }
+}
+
+/// A `req` waiting for its first reply.
+struct PendingRequest {
+    /// The token subscribers answer to.
+    let token: ReplyToken
+    /// Who asked; answered with the first reply, or `timeout`.
+    let requester: Session
+    /// The request's raw `rid`, echoed in the answer.
+    let rid: [UInt8]?
+    /// How long it waits, for the `timeout` message.
+    let timeoutMs: Int
+}
+
+/// Requests in flight, by id (for deadlines), by token (for replies) and by requester (so
+/// a requester that goes leaves nothing behind).
+struct PendingRequests {
+    private var byID: [Int: PendingRequest] = [:]
+    private var byToken: [ReplyToken: Int] = [:]
+    private var byRequester: [ConnectionID: Set<Int>] = [:]
+    private var nextID = 0
+
+    /// How many requests wait for a reply.
+    var count: Int { byID.count }
+
+    /// Registers a request. - Returns: its id.
+    mutating func add(_ request: PendingRequest) -> Int {
+        nextID += 1
+        byID[nextID] = request
+        byToken[request.token] = nextID
+        byRequester[request.requester.id, default: []].insert(nextID)
+        return nextID
+    }
+
+    /// The id of the request with this token, if it still waits.
+    func id(for token: ReplyToken) -> Int? {
+        byToken[token]
+    }
+
+    /// Takes a request out. - Returns: it, when it was pending.
+    mutating func take(_ id: Int) -> PendingRequest? {
+        guard let request = byID.removeValue(forKey: id) else { return nil }
+        byToken[request.token] = nil
+        let requester = request.requester.id
+        byRequester[requester]?.remove(id)
+        if byRequester[requester]?.isEmpty == true { byRequester[requester] = nil }
+        // Dictionaries keep their capacity; a burst of requests should not pin it forever.
+        if byID.isEmpty && byID.capacity > 4096 {
+            byID = [:]
+            byToken = [:]
+            byRequester = [:]
+        }
+        return request
+    }
+
+    /// The ids of a requester's pending requests.
+    func ids(of requester: ConnectionID) -> Set<Int> {
+        byRequester[requester] ?? []
+    }
+}
