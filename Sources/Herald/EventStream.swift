@@ -5,9 +5,10 @@ final class DropCounter: Sendable {
     private let total = Atomic<Int>(0)
     private let unreported = Atomic<Int>(0)
 
-    func record() {
+    /// Counts one dropped delivery; the drops it was carrying are carried on to the next one.
+    func record(droppedCarrying carried: Int) {
         total.add(1, ordering: .relaxed)
-        unreported.add(1, ordering: .relaxed)
+        unreported.add(1 + carried, ordering: .relaxed)
     }
 
     /// Drops since the last call, to attach to the next delivered event.
@@ -86,7 +87,9 @@ extension HeraldClient {
             do throws(HeraldClientError) {
                 let event = try incoming.decode(Event.self)
                 let metadata = incoming.metadata.addingDrops(drops.takeUnreported())
-                if case .dropped = continuation.yield(Delivery(event: event, metadata: metadata)) { drops.record() }
+                if case .dropped(let lost) = continuation.yield(Delivery(event: event, metadata: metadata)) {
+                    drops.record(droppedCarrying: lost.metadata.dropped)
+                }
             } catch {
                 self?.report(error)
             }
