@@ -26,7 +26,11 @@ final class IOLoop: @unchecked Sendable {
     let wakePipe = WakePipe()
     private let stopFlag = Atomic<Bool>(false)
     var phase: Phase = .connect(attempt: 0)
-    var socket: Socket?
+    var socket: Socket? {
+        didSet { activeFD.store(socket?.fd ?? -1, ordering: .releasing) }
+    }
+    /// The socket's descriptor for other threads (tests cut the connection with it), -1 when none.
+    let activeFD = Atomic<Int32>(-1)
     var framer: LineFramer
     var backlog: [UInt8] = []
     var backlogOffset = 0
@@ -54,6 +58,13 @@ final class IOLoop: @unchecked Sendable {
     }
 
     var stopRequested: Bool { stopFlag.load(ordering: .acquiring) }
+
+    /// Cuts the connection as a network failure would (`shutdown`, so the I/O thread sees end of
+    /// stream and reconnects); for tests of the same-daemon reconnect path.
+    func cutConnection() {
+        let fd = activeFD.load(ordering: .acquiring)
+        if fd >= 0 { _ = shutdown(fd, Int32(SHUT_RDWR)) }
+    }
 
     /// Closes the socket and forgets buffered bytes.
     func dropSocket() {

@@ -52,6 +52,12 @@ public final class TestDaemon: @unchecked Sendable {
         }
     }
 
+    /// Freezes the daemon (SIGSTOP): connections stay open but nothing is answered.
+    public func pause() { kill(process.processIdentifier, SIGSTOP) }
+
+    /// Thaws a paused daemon (SIGCONT).
+    public func resume() { kill(process.processIdentifier, SIGCONT) }
+
     /// Starts a fresh daemon on the same port and socket (new epoch, empty state).
     public func restart() throws {
         stop()
