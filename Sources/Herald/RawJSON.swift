@@ -16,10 +16,27 @@ public struct RawJSON: Sendable, Hashable, CustomStringConvertible {
         self.bytes = bytes
     }
 
-    /// Wraps JSON text, e.g. `RawJSON("{\"text\":\"hi\"}")`.
+    /// Wraps JSON text, e.g. `RawJSON("{\"text\":\"hi\"}")`, without checking it.
+    ///
+    /// Text that is not JSON makes the daemon answer `bad_json` without the request's `rid`
+    /// (it cannot trust the frame), so an awaited call would only end by timing out: use
+    /// ``init(validating:)`` for text from users or files.
     /// - Parameter text: the text of one JSON value.
     public init(_ text: String) {
         self.bytes = Array(text.utf8)
+    }
+
+    /// Wraps JSON text after checking that it is one JSON value.
+    /// - Parameter text: the text, e.g. a command-line argument.
+    /// - Throws: `HeraldClientError.encoding` with the parser's complaint.
+    public init(validating text: String) throws(HeraldClientError) {
+        let bytes = Array(text.utf8)
+        do {
+            _ = try JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])
+        } catch {
+            throw .encoding("not valid JSON: \(text.prefix(80))")
+        }
+        self.bytes = bytes
     }
 
     /// Encodes a value with Foundation's `JSONEncoder`.

@@ -46,7 +46,7 @@ struct Socket {
                 _ = setsockopt(socket.fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
                 return socket
             } catch {
-                lastError = error.description
+                lastError = error.reason
             }
         }
         throw .connectionFailed("\(host):\(port): \(lastError)")
