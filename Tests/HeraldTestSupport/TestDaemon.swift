@@ -87,6 +87,8 @@ public final class TestDaemon: @unchecked Sendable {
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
         let found = LockedValue<Int?>(nil)
+        // The Unix listener comes up after the TCP one: wait for both, or a Unix connect may race it.
+        let unixReady = LockedValue(false)
         let log = LockedValue<[String]>([])
         let reader = errors.fileHandleForReading
         let thread = Thread {
@@ -99,6 +101,7 @@ public final class TestDaemon: @unchecked Sendable {
                     let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
                     pending.removeSubrange(pending.startIndex...newline)
                     log.withLock { $0.append(line) }
+                    if line.contains("listening"), line.contains("transport=unix") { unixReady.withLock { $0 = true } }
                     if line.contains("listening"), line.contains("transport=tcp"),
                        let range = line.range(of: #"port=(\d+)"#, options: .regularExpression) {
                         found.withLock { $0 = Int(line[range].dropFirst(5)) }
@@ -109,8 +112,8 @@ public final class TestDaemon: @unchecked Sendable {
         thread.start()
         try process.run()
         let deadline = Date().addingTimeInterval(15)
-        while found.withLock({ $0 }) == nil && Date() < deadline && process.isRunning { usleep(5_000) }
-        guard let port = found.withLock({ $0 }) else {
+        while (found.value == nil || !unixReady.value) && Date() < deadline && process.isRunning { usleep(5_000) }
+        guard let port = found.value, unixReady.value else {
             if process.isRunning {
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
