@@ -58,11 +58,6 @@ struct IncomingEvent: Sendable {
         data = frame.raw("data")
     }
 
-    init(metadata: EventMetadata, data: RawJSON?) {
-        self.metadata = metadata
-        self.data = data
-    }
-
     /// Decodes `data` into `Event`; an absent `data` decodes as `{}` (an event with no fields).
     func decode<Event: Decodable>(_ type: Event.Type) throws(HeraldClientError) -> Event {
         do {

@@ -49,7 +49,7 @@ extension HeraldClient {
     // MARK: Handshake and restore
 
     private func handleInfo(_ frame: ServerFrame) {
-        guard let body = frame.range("info"), let fields = JSONCursorFields(frame.bytes[body]) else {
+        guard let body = frame.range("info"), let fields = ServerFrame(Array(frame.bytes[body])) else {
             lose(.failure("malformed info frame"))
             return
         }
@@ -234,17 +234,4 @@ extension HeraldClient {
         writer.string("sub", lock.sub)
         return writer.finished()
     }
-}
-
-/// The fields of a nested object (e.g. `info`'s body), with the same accessors as a frame.
-struct JSONCursorFields {
-    private let frame: ServerFrame
-
-    init?(_ slice: ArraySlice<UInt8>) {
-        guard let frame = ServerFrame(Array(slice)) else { return nil }
-        self.frame = frame
-    }
-
-    func string(_ key: String) -> String? { frame.string(key) }
-    func int(_ key: String) -> Int? { frame.int(key) }
 }

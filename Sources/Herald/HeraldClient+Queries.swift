@@ -3,6 +3,8 @@ public struct ServerStats: Sendable, Equatable {
     /// Every counter in the answer by its wire name (`connections`, `msgs_in`, …), so counters
     /// a newer daemon adds are not lost.
     public let counters: [String: Int]
+    /// The counter names in the daemon's order (uptime first), for printing.
+    public let names: [String]
     /// The answer as JSON text, for tools that print it.
     public let json: RawJSON
 
@@ -58,15 +60,19 @@ extension HeraldClient {
     public func stats() async throws(HeraldClientError) -> ServerStats {
         let frame = try await ask("stats") { _ in }
         var counters: [String: Int] = [:]
+        var names: [String] = []
         var json: [UInt8] = [UInt8(ascii: "{")]
         for key in frame.keys where key != "ok" && key != "rid" {
             guard let range = frame.range(key) else { continue }
-            if let value = frame.int(key) { counters[key] = value }
+            if let value = frame.int(key) {
+                counters[key] = value
+                names.append(key)
+            }
             if json.count > 1 { json.append(UInt8(ascii: ",")) }
             json += Array("\"\(key)\":".utf8) + frame.bytes[range]
         }
         json.append(UInt8(ascii: "}"))
-        return ServerStats(counters: counters, json: RawJSON(bytes: json))
+        return ServerStats(counters: counters, names: names, json: RawJSON(bytes: json))
     }
 
     /// Channels the daemon knows, sorted by name.

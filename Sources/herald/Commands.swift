@@ -192,8 +192,7 @@ struct Commands {
         if invocation.json {
             Output.line(stats.json.description)
         } else {
-            // Wire order is stable and meaningful (uptime first); the counters dictionary is not.
-            for (name, value) in Self.orderedCounters(stats) { Output.line("\(name) \(value)") }
+            for name in stats.names { Output.line("\(name) \(stats[name])") }
         }
         return .success
     }
@@ -221,13 +220,6 @@ struct Commands {
     }
 
     // MARK: Formatting
-
-    static func orderedCounters(_ stats: ServerStats) -> [(String, Int)] {
-        let text = stats.json.description
-        return stats.counters.sorted { lhs, rhs in
-            (text.range(of: "\"\(lhs.key)\"")?.lowerBound ?? text.endIndex) < (text.range(of: "\"\(rhs.key)\"")?.lowerBound ?? text.endIndex)
-        }.map { ($0.key, $0.value) }
-    }
 
     static func prettyLine(_ data: RawJSON?, _ meta: EventMetadata) -> String {
         var parts = [meta.channel.name]
