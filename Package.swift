@@ -9,6 +9,8 @@ let package = Package(
         .executable(name: "herald-bench", targets: ["herald-bench"]),
         .library(name: "HeraldWire", targets: ["HeraldWire"]),
         .library(name: "HeraldBroker", targets: ["HeraldBroker"]),
+        .library(name: "Herald", targets: ["Herald"]),
+        .executable(name: "herald", targets: ["herald"]),
     ],
     targets: [
         .systemLibrary(
@@ -25,10 +27,13 @@ let package = Package(
             dependencies: ["HeraldWire"],
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
         ),
+        .target(name: "HeraldArguments"),
         .target(
             name: "HeraldServer",
-            dependencies: ["CLibUV", "HeraldWire", "HeraldBroker"]
+            dependencies: ["CLibUV", "HeraldWire", "HeraldBroker", "HeraldArguments"]
         ),
+        .target(name: "Herald", dependencies: ["HeraldWire"]),
+        .executableTarget(name: "herald", dependencies: ["Herald", "HeraldWire", "HeraldArguments"]),
         .executableTarget(
             name: "heraldd",
             dependencies: ["HeraldServer"]
@@ -40,6 +45,9 @@ let package = Package(
         .testTarget(name: "HeraldWireTests", dependencies: ["HeraldWire"]),
         .testTarget(name: "HeraldBrokerTests", dependencies: ["HeraldBroker", "HeraldWire"]),
         .testTarget(name: "HeraldServerTests", dependencies: ["HeraldServer", "HeraldWire", "heraldd"]),
+        .target(name: "HeraldTestSupport", path: "Tests/HeraldTestSupport"),
+        .testTarget(name: "HeraldTests", dependencies: ["Herald", "HeraldTestSupport", "heraldd"]),
+        .testTarget(name: "HeraldCLITests", dependencies: ["HeraldTestSupport", "herald", "heraldd"]),
     ],
     swiftLanguageModes: [.v6]
 )

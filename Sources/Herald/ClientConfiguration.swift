@@ -1,0 +1,107 @@
+/// Where the daemon listens.
+public enum Endpoint: Sendable, Equatable, CustomStringConvertible {
+    /// TCP; `host` may be a name or an IPv4/IPv6 address.
+    case tcp(host: String, port: Int)
+    /// A Unix domain socket path.
+    case unix(path: String)
+
+    /// `host:port` or the socket path.
+    public var description: String {
+        switch self {
+        case .tcp(let host, let port): return "\(host):\(port)"
+        case .unix(let path): return path
+        }
+    }
+}
+
+/// Reconnect with capped exponential backoff and full jitter.
+///
+/// Why jitter: when a daemon restarts, every client lost it at the same moment; without jitter
+/// they would all come back in lock step (a reconnect storm).
+public struct ReconnectPolicy: Sendable, Equatable {
+    /// The delay before the first retry, in seconds.
+    public var initialDelay: Double
+    /// The longest delay between attempts, in seconds.
+    public var maxDelay: Double
+    /// Factor by which the delay grows per attempt.
+    public var multiplier: Double
+    /// Attempts before giving up; nil retries forever.
+    public var maxAttempts: Int?
+
+    /// Creates a policy.
+    /// - Parameters:
+    ///   - initialDelay: seconds before the first retry (default 0.1).
+    ///   - maxDelay: cap in seconds (default 5).
+    ///   - multiplier: growth per attempt (default 2).
+    ///   - maxAttempts: nil for forever.
+    public init(initialDelay: Double = 0.1, maxDelay: Double = 5, multiplier: Double = 2, maxAttempts: Int? = nil) {
+        self.initialDelay = initialDelay
+        self.maxDelay = maxDelay
+        self.multiplier = multiplier
+        self.maxAttempts = maxAttempts
+    }
+
+    /// Never reconnect: a lost connection stays `disconnected`.
+    public static let never = ReconnectPolicy(maxAttempts: 0)
+
+    /// The delay before `attempt` (1-based): a random point in the upper half of the capped
+    /// exponential, so clients spread out but none retries sooner than half the schedule.
+    func delay(attempt: Int) -> Double {
+        let exponent = Double(max(0, attempt - 1))
+        let capped = min(maxDelay, initialDelay * pow(multiplier, exponent))
+        return Double.random(in: (capped / 2)...max(capped / 2, capped))
+    }
+
+    private func pow(_ base: Double, _ exponent: Double) -> Double {
+        var result = 1.0
+        var remaining = Int(min(exponent, 64))
+        while remaining > 0 {
+            result *= base
+            remaining -= 1
+        }
+        return result
+    }
+}
+
+/// How a `HeraldClient` connects and behaves.
+public struct ClientConfiguration: Sendable {
+    /// Where to connect.
+    public var endpoint: Endpoint
+    /// Display name sent in `hello`.
+    public var name: String?
+    /// Auth token sent in `hello` (when the daemon has users).
+    public var token: String?
+    /// Whether this connection receives its own publications (`hello` `echo`).
+    public var echo: Bool
+    /// Reconnect behaviour after a connection that had been up is lost.
+    public var reconnect: ReconnectPolicy
+    /// Seconds to wait for an answer to a request before failing with `.timeout`.
+    public var requestTimeout: Double
+    /// Seconds allowed for TCP connect plus the `info`/`hello` handshake.
+    public var connectTimeout: Double
+    /// Longest line accepted from the daemon, in bytes.
+    public var maxLine: Int
+
+    /// Creates a configuration.
+    /// - Parameters:
+    ///   - endpoint: where the daemon listens.
+    ///   - name: display name for `hello`.
+    ///   - token: auth token for `hello`.
+    ///   - echo: receive own publications (default true, as the daemon).
+    ///   - reconnect: reconnect policy.
+    ///   - requestTimeout: seconds per request (default 10).
+    ///   - connectTimeout: seconds per connect attempt (default 5).
+    ///   - maxLine: longest accepted line (default 16 MiB).
+    public init(endpoint: Endpoint, name: String? = nil, token: String? = nil, echo: Bool = true,
+                reconnect: ReconnectPolicy = ReconnectPolicy(), requestTimeout: Double = 10,
+                connectTimeout: Double = 5, maxLine: Int = 16 << 20) {
+        self.endpoint = endpoint
+        self.name = name
+        self.token = token
+        self.echo = echo
+        self.reconnect = reconnect
+        self.requestTimeout = requestTimeout
+        self.connectTimeout = connectTimeout
+        self.maxLine = maxLine
+    }
+}

@@ -1,0 +1,104 @@
+import Dispatch
+
+/// An answer the client is waiting for, keyed by `rid`.
+///
+/// `complete` is called exactly once: whoever removes the entry from the table (the answer,
+/// the timeout sweep, a disconnect, `close()`) calls it, and removal happens under the lock.
+struct PendingAnswer {
+    let deadline: UInt64?
+    let complete: @Sendable (Result<ServerFrame, HeraldClientError>) -> Void
+}
+
+/// One subscription as the client remembers it, to deliver to it and to restore it.
+struct SubscriptionRecord {
+    let binding: SubscriptionBinding
+    let channel: Channel
+    let isPattern: Bool
+    let group: String?
+    /// Deliveries left of `max`; restored as `max` after a reconnect.
+    var remaining: Int?
+    let args: RawJSON?
+    /// Creation order, so restores happen in the order the app subscribed.
+    let order: Int
+    /// True once the daemon answered this incarnation's `sub` with `ok`. Events for a name whose
+    /// `sub` is still unanswered belong to a previous subscription under that name (the daemon
+    /// sends the `ok` before any event of the new one), so they are skipped.
+    var acked = false
+    /// True once any incarnation was confirmed: only then can a reconnect have lost events.
+    var everAcked = false
+    /// The last live `seq` seen, for `since` after a reconnect (concrete channels only).
+    var lastSeq: Int?
+}
+
+/// A lock this connection holds, restored after a reconnect.
+struct LockRecord: Hashable {
+    let channel: String?
+    let subs: [String]?
+    let sub: String?
+}
+
+/// What the daemon said in `info`.
+public struct ServerInfo: Sendable, Equatable {
+    /// The daemon's name, `heraldd`.
+    public let server: String
+    /// The daemon's version.
+    public let version: String
+    /// This connection's id, e.g. `c7`.
+    public let client: String
+    /// The life of the daemon's counters; a new one means `since` cannot help.
+    public let epoch: String
+    /// Seconds of silence after which the daemon pings (0: off).
+    public let heartbeatMs: Int
+    /// The longest line the daemon accepts.
+    public let maxLine: Int
+}
+
+/// Everything mutable that callers and the I/O thread share, behind one `Mutex`.
+///
+/// One lock, and no user code runs under it: handlers, continuations and observers are
+/// collected under the lock and called after it is released.
+struct ClientState {
+    var outbound: [UInt8] = []
+    /// True from the `hello` answer until the connection is lost: new frames may be sent.
+    var linkUp = false
+    var closed = false
+    var threadRunning = false
+    var everConnected = false
+    var nextRid = 1
+    var pending: [Int: PendingAnswer] = [:]
+    var subscriptions: [String: SubscriptionRecord] = [:]
+    var nextOrder = 0
+    var nextBindingID = 1
+    var connection: ConnectionState = .disconnected(.notStarted)
+    var observers: [Int: AsyncStream<ConnectionState>.Continuation] = [:]
+    var nextObserver = 0
+    var info: ServerInfo?
+    /// The epoch of the previous connection, to decide whether `since` can help.
+    var previousEpoch: String?
+    var errorHandler: (@Sendable (HeraldClientError) -> Void)?
+    var connectWaiters: [CheckedContinuation<Result<Void, HeraldClientError>, Never>] = []
+    var locks: [LockRecord] = []
+
+    /// Appends a frame; returns true when the I/O thread must be woken (queue was empty).
+    mutating func enqueue(_ line: [UInt8]) -> Bool {
+        let wasEmpty = outbound.isEmpty
+        outbound.append(contentsOf: line)
+        return wasEmpty
+    }
+
+    /// Allocates a `rid` and registers its completion.
+    mutating func register(timeout: Double?, _ complete: @escaping @Sendable (Result<ServerFrame, HeraldClientError>) -> Void) -> Int {
+        let rid = nextRid
+        nextRid += 1
+        let deadline = timeout.map { DispatchTime.now().uptimeNanoseconds + UInt64(max(0, $0) * 1e9) }
+        pending[rid] = PendingAnswer(deadline: deadline, complete: complete)
+        return rid
+    }
+
+    /// Records a connection state change; returns the observers to tell.
+    mutating func transition(to state: ConnectionState) -> [AsyncStream<ConnectionState>.Continuation] {
+        guard connection != state else { return [] }
+        connection = state
+        return Array(observers.values)
+    }
+}

@@ -1,0 +1,80 @@
+/// What arrived with an event besides its data: where, from whom, in which order.
+public struct EventMetadata: Sendable {
+    /// The concrete channel the event was published on (also for pattern subscriptions).
+    public let channel: Channel
+    /// The subscription's name on this connection.
+    public let subscription: String
+    /// The publishing connection's id (`c3`), when the daemon says.
+    public let sender: String?
+    /// The channel's sequence number; nil for `current` snapshots.
+    public let seq: Int?
+    /// The subscription's own `args`, echoed with every event.
+    public let args: RawJSON?
+    /// True on the final delivery of a `once`/`max` subscription.
+    public let isLast: Bool
+    /// Events this subscription lost right before this one: to the daemon's slow-consumer
+    /// policy (`dropped:N`) or, for an ``EventStream``, to the stream's buffering policy.
+    public let dropped: Int
+    /// True when replayed from history (`since`).
+    public let isReplay: Bool
+    /// `set`, `del`, `touch`, `current`, `index`, `splice`; nil for a plain `pub`.
+    public let kind: String?
+    /// The channel's state revision, for state events.
+    public let rev: Int?
+    /// A request's reply token, when the event is a request.
+    public let replyToken: String?
+
+    /// Decodes `args` into `type`.
+    /// - Parameter type: the type the subscription's `args` were encoded from.
+    /// - Returns: the decoded args, or nil when the subscription had none.
+    /// - Throws: `HeraldClientError.decoding` when they do not decode.
+    public func args<Args: Decodable>(as type: Args.Type) throws(HeraldClientError) -> Args? {
+        guard let args else { return nil }
+        return try args.decode(as: Args.self)
+    }
+
+    /// The same metadata with `extra` more drops, for local buffer losses.
+    func addingDrops(_ extra: Int) -> EventMetadata {
+        EventMetadata(channel: channel, subscription: subscription, sender: sender, seq: seq, args: args,
+                      isLast: isLast, dropped: dropped + extra, isReplay: isReplay, kind: kind, rev: rev,
+                      replyToken: replyToken)
+    }
+}
+
+/// One event as received: its metadata and its raw `data`.
+struct IncomingEvent: Sendable {
+    let metadata: EventMetadata
+    /// The `data` bytes; nil when the publisher sent none.
+    let data: RawJSON?
+
+    /// Builds an event from an `event` frame; nil when it lacks `event` or `sub`.
+    init?(frame: ServerFrame) {
+        guard let channel = frame.string("event"), let sub = frame.string("sub") else { return nil }
+        metadata = EventMetadata(
+            channel: Channel(verbatim: channel), subscription: sub, sender: frame.string("from"),
+            seq: frame.int("seq"), args: frame.raw("args"), isLast: frame.bool("last") == true,
+            dropped: frame.int("dropped") ?? 0, isReplay: frame.bool("replay") == true,
+            kind: frame.string("kind"), rev: frame.int("rev"), replyToken: frame.string("reply"))
+        data = frame.raw("data")
+    }
+
+    /// Decodes `data` into `Event`; an absent `data` decodes as `{}` (an event with no fields).
+    func decode<Event: Decodable>(_ type: Event.Type) throws(HeraldClientError) -> Event {
+        do {
+            return try (data ?? RawJSON("{}")).decode(as: Event.self)
+        } catch {
+            if case .decoding(let type, _, let message) = error {
+                throw .decoding(type: type, channel: metadata.channel.name, message: message)
+            }
+            throw error
+        }
+    }
+}
+
+/// One delivery of a typed event: the event and its metadata.
+public struct Delivery<Event: Sendable>: Sendable {
+    /// The decoded event.
+    public let event: Event
+    /// Channel, sender, seq, args, ….
+    public let metadata: EventMetadata
+}

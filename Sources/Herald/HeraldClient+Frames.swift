@@ -1,0 +1,237 @@
+/// Incoming frames, on the I/O thread: answers, events, `info`, `ping`, `removed`.
+extension HeraldClient {
+    /// Error codes after which the daemon closes the connection; they become the disconnect reason.
+    private static let closingCodes: Set<String> = ["shutting_down", "slow_consumer", "timeout", "too_many_errors", "forbidden"]
+
+    func handleLine(_ line: [UInt8]) {
+        guard let frame = ServerFrame(line) else {
+            report(.malformedFrame(String(decoding: line.prefix(200), as: UTF8.self)))
+            return
+        }
+        switch frame.kind {
+        case "event":
+            deliverEvent(frame)
+        case "ok":
+            if let rid = frame.int("rid") { complete(rid: rid, with: .success(frame)) }
+        case "pong":
+            if let rid = frame.int("rid") { complete(rid: rid, with: .success(frame)) }
+        case "error":
+            handleError(frame)
+        case "ping":
+            loop.backlog.append(contentsOf: FrameWriter(op: "pong").finished())
+        case "info":
+            handleInfo(frame)
+        case "removed":
+            handleRemoved(frame)
+        default:
+            // Frames of later protocol features (signal, callback) are ignored, not fatal.
+            break
+        }
+    }
+
+    /// Completes the pending answer for `rid`, if it is still pending (exactly once).
+    private func complete(rid: Int, with result: Result<ServerFrame, HeraldClientError>) {
+        let entry = state.withLock { $0.pending.removeValue(forKey: rid) }
+        entry?.complete(result)
+    }
+
+    private func handleError(_ frame: ServerFrame) {
+        let code = frame.string("error") ?? "unknown"
+        let error = HeraldClientError.server(code: code, message: frame.string("message") ?? "", op: frame.string("op"))
+        if let rid = frame.int("rid"), state.withLock({ $0.pending[rid] != nil }) {
+            complete(rid: rid, with: .failure(error))
+            return
+        }
+        if Self.closingCodes.contains(code) { loop.closingErrorCode = code }
+        report(error)
+    }
+
+    // MARK: Handshake and restore
+
+    private func handleInfo(_ frame: ServerFrame) {
+        guard let body = frame.range("info"), let fields = ServerFrame(Array(frame.bytes[body])) else {
+            lose(.failure("malformed info frame"))
+            return
+        }
+        let info = ServerInfo(
+            server: fields.string("server") ?? "", version: fields.string("version") ?? "",
+            client: fields.string("client") ?? "", epoch: fields.string("epoch") ?? "",
+            heartbeatMs: fields.int("heartbeat_ms") ?? 0, maxLine: fields.int("max_line") ?? 1 << 20)
+        let configuration = self.configuration
+        let line = state.withLock { state -> [UInt8] in
+            state.info = info
+            let rid = state.register(timeout: nil) { [weak self] result in self?.helloAnswered(result) }
+            var writer = FrameWriter(op: "hello", rid: rid)
+            writer.string("name", configuration.name)
+            writer.string("token", configuration.token)
+            if !configuration.echo { writer.bool("echo", false) }
+            return writer.finished()
+        }
+        loop.backlog.append(contentsOf: line)
+    }
+
+    private func helloAnswered(_ result: Result<ServerFrame, HeraldClientError>) {
+        switch result {
+        case .failure(let error):
+            if case .server = error { lose(.failure("hello refused: \(error)")) }
+        case .success:
+            linkEstablished()
+        }
+    }
+
+    /// `hello` answered: re-send every subscription and lock, then open the link to callers.
+    private func linkEstablished() {
+        let (observers, waiters, lines) = state.withLock { state in
+            var lines: [UInt8] = []
+            let sameEpoch = state.previousEpoch != nil && state.previousEpoch == state.info?.epoch
+            for record in state.subscriptions.values.sorted(by: { $0.order < $1.order }) {
+                var since: Int?
+                if sameEpoch, !record.isPattern, let last = record.lastSeq { since = last }
+                lines += subscribeLine(record, since: since, restoring: true, state: &state)
+            }
+            for lock in state.locks {
+                let rid = state.register(timeout: nil) { [weak self] result in
+                    if case .failure(let error) = result, case .server = error { self?.report(error) }
+                }
+                lines += lockLine(lock, op: "lock", rid: rid)
+            }
+            state.linkUp = true
+            state.everConnected = true
+            let observers = state.transition(to: .connected)
+            defer { state.connectWaiters = [] }
+            return (observers, state.connectWaiters, lines)
+        }
+        loop.backlog.append(contentsOf: lines)
+        loop.phase = .running
+        loop.attempt = 0
+        notify(observers, of: .connected)
+        for waiter in waiters { waiter.resume(returning: .success(())) }
+    }
+
+    /// Builds a `sub` frame for `record` and registers its answer handling.
+    func subscribeLine(_ record: SubscriptionRecord, since: Int?, restoring: Bool, state: inout ClientState) -> [UInt8] {
+        let binding = record.binding
+        let channel = record.channel
+        let everAcked = record.everAcked
+        let rid = state.register(timeout: nil) { [weak self] result in
+            self?.subscribeAnswered(binding, channel: channel, result: result, sentSince: since != nil,
+                                    restoring: restoring && everAcked)
+        }
+        var writer = FrameWriter(op: "sub", rid: rid)
+        writer.string("ch", record.channel.name)
+        writer.string("sub", record.binding.name)
+        writer.string("group", record.group)
+        writer.int("max", record.remaining)
+        writer.raw("args", record.args)
+        writer.int("since", since)
+        return writer.finished()
+    }
+
+    private func subscribeAnswered(_ binding: SubscriptionBinding, channel: Channel,
+                                   result: Result<ServerFrame, HeraldClientError>, sentSince: Bool, restoring: Bool) {
+        let name = binding.name
+        switch result {
+        case .success(let frame):
+            state.withLock { state in
+                guard state.subscriptions[name]?.binding === binding else { return }
+                state.subscriptions[name]?.acked = true
+                state.subscriptions[name]?.everAcked = true
+            }
+            binding.settle(.success(()))
+            if restoring, !sentSince || frame.bool("recovered") != true {
+                report(.historyLost(subscription: name, channel: channel.name))
+            }
+        case .failure(.server(let code, let message, let op)):
+            if sentSince, code == "bad_field" {
+                // A daemon without history refuses `since`: subscribe again without it.
+                let line = state.withLock { state -> [UInt8] in
+                    guard state.linkUp, let record = state.subscriptions[name], record.binding === binding else { return [] }
+                    return subscribeLine(record, since: nil, restoring: restoring, state: &state)
+                }
+                if !line.isEmpty {
+                    loop.backlog.append(contentsOf: line)
+                    return
+                }
+            }
+            let error = HeraldClientError.server(code: code, message: message, op: op)
+            let removed = state.withLock { state -> Bool in
+                guard state.subscriptions[name]?.binding === binding else { return false }
+                state.subscriptions[name] = nil
+                return true
+            }
+            binding.settle(.failure(error))
+            if removed {
+                binding.end()
+                report(.subscriptionEnded(subscription: name, channel: channel.name, reason: error.description))
+            }
+        case .failure:
+            // Disconnected or closed: the next connection restores it.
+            break
+        }
+    }
+
+    // MARK: Events
+
+    private func deliverEvent(_ frame: ServerFrame) {
+        guard let event = IncomingEvent(frame: frame) else {
+            report(.malformedFrame(String(decoding: frame.bytes.prefix(200), as: UTF8.self)))
+            return
+        }
+        let name = event.metadata.subscription
+        let isLast = event.metadata.isLast
+        let isSnapshot = event.metadata.kind == "current"
+        let target = state.withLock { state -> (SubscriptionBinding, Bool)? in
+            guard var record = state.subscriptions[name], record.acked else { return nil }
+            if let alive = record.binding.ownerAlive, !alive() {
+                state.subscriptions[name] = nil
+                _ = state.enqueue(unsubscribeLine(name))
+                record.binding.cancel()
+                return nil
+            }
+            if let remaining = record.remaining { record.remaining = remaining - 1 }
+            if !isSnapshot, let seq = event.metadata.seq, !record.isPattern { record.lastSeq = seq }
+            let finished = isLast || (record.remaining.map { $0 <= 0 } ?? false)
+            state.subscriptions[name] = finished ? nil : record
+            return (record.binding, finished)
+        }
+        guard let (binding, finished) = target else { return }
+        binding.dispatch(event, finished: finished)
+    }
+
+    private func handleRemoved(_ frame: ServerFrame) {
+        guard let name = frame.string("sub") else { return }
+        let binding = state.withLock { state -> SubscriptionBinding? in
+            state.subscriptions.removeValue(forKey: name)?.binding
+        }
+        guard let binding else { return }
+        binding.end()
+        report(.subscriptionEnded(subscription: name, channel: frame.string("removed") ?? "", reason: "channel removed"))
+    }
+
+    /// Drops subscriptions whose weak owner is gone, and tells the daemon.
+    func sweepDeadOwners() {
+        let dead = state.withLock { state -> [SubscriptionBinding] in
+            let names = state.subscriptions.filter { $0.value.binding.ownerAlive.map { !$0() } ?? false }.map(\.key)
+            return names.compactMap { name in
+                guard let record = state.subscriptions.removeValue(forKey: name) else { return nil }
+                if state.linkUp { _ = state.enqueue(unsubscribeLine(name)) }
+                return record.binding
+            }
+        }
+        for binding in dead { binding.cancel() }
+    }
+
+    func unsubscribeLine(_ name: String) -> [UInt8] {
+        var writer = FrameWriter(op: "unsub")
+        writer.string("sub", name)
+        return writer.finished()
+    }
+
+    func lockLine(_ lock: LockRecord, op: String, rid: Int?) -> [UInt8] {
+        var writer = FrameWriter(op: op, rid: rid)
+        writer.string("ch", lock.channel)
+        writer.strings("subs", lock.subs)
+        writer.string("sub", lock.sub)
+        return writer.finished()
+    }
+}

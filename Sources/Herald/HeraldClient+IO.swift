@@ -1,0 +1,224 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The I/O thread: connecting, the handshake, reading and writing, timers, reconnecting.
+extension HeraldClient {
+    /// Starts the I/O thread; it holds the client weakly and re-acquires it for each step.
+    func startThread() {
+        let loop = self.loop
+        loop.phase = .connect(attempt: 0)
+        let thread = Thread { [weak self] in
+            while true {
+                guard let client = self else { break }
+                if !client.step() { break }
+            }
+            loop.dropSocket()
+        }
+        thread.name = "herald-io"
+        thread.start()
+    }
+
+    /// One step of the loop, at most ~200 ms; false ends the thread.
+    func step() -> Bool {
+        if loop.stopRequested {
+            shutdownLoop()
+            return false
+        }
+        switch loop.phase {
+        case .stopped:
+            return false
+        case .connect(let attempt):
+            connectStep(attempt: attempt)
+        case .backoff(let until, let attempt):
+            let now = IOLoop.now
+            if now >= until {
+                loop.phase = .connect(attempt: attempt)
+            } else {
+                waitForWake(milliseconds: Int32(min(200, (until - now) / 1_000_000 + 1)))
+            }
+        case .handshake(let deadline):
+            if IOLoop.now > deadline {
+                lose(.failure("handshake timed out"))
+            } else {
+                pump()
+            }
+        case .running:
+            pump()
+            if case .running = loop.phase { runTimers() }
+        }
+        return true
+    }
+
+    private func waitForWake(milliseconds: Int32) {
+        var fds = [pollfd(fd: loop.wakePipe.readEnd, events: Int16(POLLIN), revents: 0)]
+        if poll(&fds, 1, milliseconds) > 0 { loop.wakePipe.drain() }
+    }
+
+    private func connectStep(attempt: Int) {
+        notify(state.withLock { $0.transition(to: attempt == 0 ? .connecting : .reconnecting(attempt: attempt)) },
+               of: attempt == 0 ? .connecting : .reconnecting(attempt: attempt))
+        loop.wakePipe.drain()
+        do {
+            let socket = try Socket.connect(to: configuration.endpoint, timeout: configuration.connectTimeout,
+                                            wake: loop.wakePipe.readEnd)
+            loop.socket = socket
+            loop.attempt = attempt
+            loop.lastHeard = IOLoop.now
+            loop.phase = .handshake(deadline: IOLoop.now + UInt64(configuration.connectTimeout * 1e9))
+        } catch {
+            if loop.stopRequested { return }
+            connectionEnded(.failure(error.reason), failedAttempt: attempt)
+        }
+    }
+
+    /// Writes pending bytes, waits up to 200 ms for input, reads it.
+    private func pump() {
+        let outbound = state.withLock { state -> [UInt8] in
+            defer { state.outbound = [] }
+            return state.outbound
+        }
+        loop.backlog.append(contentsOf: outbound)
+        do {
+            try loop.flush()
+        } catch {
+            lose(.failure(error.reason))
+            return
+        }
+        guard let socket = loop.socket else { return }
+        var fds = [
+            pollfd(fd: socket.fd, events: Int16(POLLIN) | (loop.hasBacklog ? Int16(POLLOUT) : 0), revents: 0),
+            pollfd(fd: loop.wakePipe.readEnd, events: Int16(POLLIN), revents: 0),
+        ]
+        guard poll(&fds, 2, 200) > 0 else { return }
+        if fds[1].revents != 0 { loop.wakePipe.drain() }
+        if fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { readAvailable(socket) }
+    }
+
+    private func readAvailable(_ socket: Socket) {
+        for _ in 0..<16 {
+            let count: Int
+            do {
+                count = try socket.read(into: &loop.readBuffer)
+            } catch {
+                lose(.failure(error.reason))
+                return
+            }
+            if count < 0 { return }
+            if count == 0 {
+                lose(loop.closingErrorCode.map { .serverError(code: $0) } ?? .closedByServer)
+                return
+            }
+            loop.lastHeard = IOLoop.now
+            loop.pingSent = false
+            var lines: [[UInt8]] = []
+            var overlong = 0
+            loop.readBuffer.withUnsafeBytes { raw in
+                loop.framer.feed(UnsafeRawBufferPointer(rebasing: raw[0..<count])) { framed in
+                    switch framed {
+                    case .line(let line): lines.append(Array(line))
+                    case .tooLong(let length): overlong = length
+                    }
+                }
+            }
+            if overlong > 0 { report(.malformedFrame("line of \(overlong)+ bytes exceeds maxLine")) }
+            for line in lines {
+                guard loop.socket != nil else { return }
+                handleLine(line)
+            }
+            guard loop.socket != nil else { return }
+        }
+    }
+
+    /// Request timeouts, heartbeats, and the sweep of subscriptions whose owner is gone.
+    private func runTimers() {
+        let now = IOLoop.now
+        let expired = state.withLock { state -> [PendingAnswer] in
+            let rids = state.pending.filter { ($0.value.deadline ?? .max) < now }.map(\.key)
+            return rids.compactMap { state.pending.removeValue(forKey: $0) }
+        }
+        for entry in expired { entry.complete(.failure(.timeout)) }
+
+        let heartbeat = UInt64(max(0, state.withLock { $0.info?.heartbeatMs } ?? 0)) * 1_000_000
+        if heartbeat > 0 {
+            let silence = now &- loop.lastHeard
+            if silence > 3 * heartbeat {
+                lose(.heartbeatTimeout)
+                return
+            }
+            if silence > 2 * heartbeat, !loop.pingSent {
+                loop.pingSent = true
+                loop.backlog.append(contentsOf: FrameWriter(op: "ping").finished())
+            }
+        }
+        if now &- loop.lastSweep > 1_000_000_000 {
+            loop.lastSweep = now
+            sweepDeadOwners()
+        }
+    }
+
+    /// The link is gone: fail what waited for it, then reconnect or stop.
+    func lose(_ reason: DisconnectReason) {
+        loop.dropSocket()
+        let pending = state.withLock { state -> [PendingAnswer] in
+            state.linkUp = false
+            state.outbound = []
+            if let epoch = state.info?.epoch { state.previousEpoch = epoch }
+            for name in state.subscriptions.keys { state.subscriptions[name]?.acked = false }
+            defer { state.pending = [:] }
+            return Array(state.pending.values)
+        }
+        for entry in pending { entry.complete(.failure(.disconnected)) }
+        connectionEnded(reason, failedAttempt: loop.attempt)
+    }
+
+    /// After a failed attempt or a lost link: give up (first connection, policy) or back off.
+    private func connectionEnded(_ reason: DisconnectReason, failedAttempt: Int) {
+        let policy = configuration.reconnect
+        let next = failedAttempt + 1
+        let (observers, waiters, giveUp) = state.withLock { state in
+            let observers = state.transition(to: .disconnected(reason))
+            let giveUp = state.closed || !state.everConnected || (policy.maxAttempts.map { next > $0 } ?? false)
+            var waiters: [CheckedContinuation<Result<Void, HeraldClientError>, Never>] = []
+            if giveUp {
+                state.threadRunning = false
+                waiters = state.connectWaiters
+                state.connectWaiters = []
+            }
+            return (observers, waiters, giveUp)
+        }
+        notify(observers, of: .disconnected(reason))
+        for waiter in waiters { waiter.resume(returning: .failure(.connectionFailed(reason.description))) }
+        if giveUp {
+            loop.phase = .stopped
+        } else {
+            loop.phase = .backoff(until: IOLoop.now + UInt64(policy.delay(attempt: next) * 1e9), attempt: next)
+        }
+    }
+
+    /// Stop requested: write what was queued (up to a second), then close.
+    private func shutdownLoop() {
+        let outbound = state.withLock { state -> [UInt8] in
+            defer { state.outbound = [] }
+            return state.outbound
+        }
+        loop.backlog.append(contentsOf: outbound)
+        let deadline = IOLoop.now + 1_000_000_000
+        while let socket = loop.socket, loop.hasBacklog, IOLoop.now < deadline {
+            do { try loop.flush() } catch { break }
+            if loop.hasBacklog {
+                var fds = [pollfd(fd: socket.fd, events: Int16(POLLOUT), revents: 0)]
+                _ = poll(&fds, 1, 50)
+            }
+        }
+        loop.dropSocket()
+        loop.phase = .stopped
+        state.withLock { $0.threadRunning = false }
+    }
+
+    /// Tells state observers about a change (outside the lock).
+    func notify(_ observers: [AsyncStream<ConnectionState>.Continuation], of newState: ConnectionState) {
+        for observer in observers { observer.yield(newState) }
+    }
+}

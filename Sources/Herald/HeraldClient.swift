@@ -1,0 +1,194 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// A connection to `heraldd`: publish, subscribe, request, with reconnect and restore.
+///
+/// Threads: socket I/O runs on the client's own thread, never on the caller's. `.ordered`
+/// handlers run on one serial queue per client, `.background` handlers on a concurrent queue,
+/// stream consumers wherever they iterate. All shared state (subscriptions, pending answers,
+/// outbound bytes) sits behind one `Mutex`, so cancelling a subscription takes effect
+/// synchronously; no user code runs while it is held.
+///
+/// Lifetime: the I/O thread holds the client only weakly, so releasing the last reference
+/// closes the connection; `close()` does it explicitly.
+public final class HeraldClient: Sendable {
+    /// How this client connects.
+    public let configuration: ClientConfiguration
+    let state = Mutex(ClientState())
+    let loop: IOLoop
+    let orderedQueue: DispatchQueue
+    let backgroundQueue: DispatchQueue
+
+    /// Creates a client for a TCP endpoint; nothing happens until `connect()`.
+    /// - Parameters:
+    ///   - host: daemon host name or address (default `127.0.0.1`).
+    ///   - port: daemon port (default 7400).
+    ///   - name: display name for `hello`.
+    ///   - token: auth token for `hello`.
+    public convenience init(host: String = "127.0.0.1", port: Int = 7400, name: String? = nil, token: String? = nil) {
+        self.init(configuration: ClientConfiguration(endpoint: .tcp(host: host, port: port), name: name, token: token))
+    }
+
+    /// Creates a client for a Unix socket; nothing happens until `connect()`.
+    /// - Parameters:
+    ///   - unixPath: the daemon's socket path.
+    ///   - name: display name for `hello`.
+    ///   - token: auth token for `hello`.
+    public convenience init(unixPath: String, name: String? = nil, token: String? = nil) {
+        self.init(configuration: ClientConfiguration(endpoint: .unix(path: unixPath), name: name, token: token))
+    }
+
+    /// Creates a client from a full configuration; nothing happens until `connect()`.
+    /// - Parameter configuration: endpoint, identity, reconnect policy, timeouts.
+    public init(configuration: ClientConfiguration) {
+        self.configuration = configuration
+        self.loop = IOLoop(maxLine: configuration.maxLine)
+        self.orderedQueue = DispatchQueue(label: "herald.client.ordered")
+        self.backgroundQueue = DispatchQueue(label: "herald.client.background", attributes: .concurrent)
+    }
+
+    deinit {
+        loop.requestStop()
+        let bindings = state.withLock { state in state.subscriptions.values.map(\.binding) }
+        for binding in bindings { binding.end() }
+    }
+
+    // MARK: Connecting
+
+    /// Connects and waits until the daemon answered `hello` and subscriptions are restored.
+    ///
+    /// Subscribing before connecting is fine: the subscriptions are sent once connected. If
+    /// the first attempt fails this throws and nothing retries; once connected, losses are
+    /// retried under `configuration.reconnect`. Calling it while connected returns at once.
+    /// - Throws: `HeraldClientError.connectionFailed` (unreachable, refused, auth) or `.closed`.
+    public func connect() async throws(HeraldClientError) {
+        let outcome: Result<Void, HeraldClientError> = await withCheckedContinuation { continuation in
+            enum Start { case done(Result<Void, HeraldClientError>), wait, startThread }
+            let start = state.withLock { state -> Start in
+                if state.closed { return .done(.failure(.closed)) }
+                if state.linkUp { return .done(.success(())) }
+                state.connectWaiters.append(continuation)
+                if state.threadRunning { return .wait }
+                state.threadRunning = true
+                return .startThread
+            }
+            switch start {
+            case .done(let result): continuation.resume(returning: result)
+            case .wait: break
+            case .startThread: startThread()
+            }
+        }
+        try outcome.get()
+    }
+
+    /// Closes the connection for good: pending answers fail with `.closed`, streams finish.
+    ///
+    /// Frames already handed to the client (e.g. a `post`) are still written, for up to a second.
+    public func close() {
+        let (pending, waiters, observers, bindings) = state.withLock { state in
+            state.closed = true
+            state.linkUp = false
+            let pending = Array(state.pending.values)
+            state.pending = [:]
+            let waiters = state.connectWaiters
+            state.connectWaiters = []
+            _ = state.transition(to: .disconnected(.closedByClient))
+            let observers = Array(state.observers.values)
+            state.observers = [:]
+            return (pending, waiters, observers, state.subscriptions.values.map(\.binding))
+        }
+        loop.requestStop()
+        for entry in pending { entry.complete(.failure(.closed)) }
+        for waiter in waiters { waiter.resume(returning: .failure(.closed)) }
+        for observer in observers {
+            observer.yield(.disconnected(.closedByClient))
+            observer.finish()
+        }
+        for binding in bindings { binding.end() }
+    }
+
+    /// The current connection state.
+    public var connectionState: ConnectionState { state.withLock { $0.connection } }
+
+    /// What the daemon said in `info` on the current (or last) connection.
+    public var serverInfo: ServerInfo? { state.withLock { $0.info } }
+
+    /// A stream of connection states, starting with the current one.
+    ///
+    /// Each call makes a new stream for one consumer (`AsyncStream` is unicast); it keeps the
+    /// newest 32 states if the consumer lags, and finishes when the client closes.
+    /// - Returns: the stream.
+    public func stateUpdates() -> AsyncStream<ConnectionState> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ConnectionState.self, bufferingPolicy: .bufferingNewest(32))
+        let id = state.withLock { state -> Int? in
+            continuation.yield(state.connection)
+            guard !state.closed else { return nil }
+            let id = state.nextObserver
+            state.nextObserver += 1
+            state.observers[id] = continuation
+            return id
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.observers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Sets where problems go that no call can throw: undecodable events, server errors for
+    /// fire-and-forget frames, subscriptions that ended or could not catch up after a reconnect.
+    /// - Parameter handler: called on an arbitrary thread; must not block for long.
+    public func setErrorHandler(_ handler: @escaping @Sendable (HeraldClientError) -> Void) {
+        state.withLock { $0.errorHandler = handler }
+    }
+
+    /// Hands a problem to the error handler (outside the lock).
+    func report(_ error: HeraldClientError) {
+        let handler = state.withLock { $0.errorHandler }
+        handler?(error)
+    }
+
+    // MARK: Sending
+
+    /// Queues a fire-and-forget frame.
+    /// - Throws: `.notConnected` / `.closed` when no connection is up.
+    func send(_ writer: FrameWriter) throws(HeraldClientError) {
+        let line = writer.finished()
+        let wake = try state.withLock { state throws(HeraldClientError) -> Bool in
+            if state.closed { throw .closed }
+            guard state.linkUp else { throw .notConnected }
+            return state.enqueue(line)
+        }
+        if wake { loop.wake() }
+    }
+
+    /// Sends a frame with a fresh `rid` and waits for its answer.
+    /// - Parameters:
+    ///   - op: the op name.
+    ///   - timeout: seconds; nil uses `configuration.requestTimeout`.
+    ///   - fill: adds the op's fields.
+    /// - Returns: the `ok` frame.
+    /// - Throws: the daemon's error, `.timeout`, `.disconnected`, `.notConnected`, `.closed`.
+    func ask(_ op: String, timeout: Double? = nil, _ fill: (inout FrameWriter) -> Void) async throws(HeraldClientError) -> ServerFrame {
+        let seconds = timeout ?? configuration.requestTimeout
+        let outcome: Result<ServerFrame, HeraldClientError> = await withCheckedContinuation { continuation in
+            let sent = state.withLock { state -> Result<Bool, HeraldClientError> in
+                if state.closed { return .failure(.closed) }
+                guard state.linkUp else { return .failure(.notConnected) }
+                let rid = state.register(timeout: seconds) { continuation.resume(returning: $0) }
+                var writer = FrameWriter(op: op, rid: rid)
+                fill(&writer)
+                return .success(state.enqueue(writer.finished()))
+            }
+            switch sent {
+            case .failure(let error): continuation.resume(returning: .failure(error))
+            case .success(let wake): if wake { loop.wake() }
+            }
+        }
+        return try outcome.get()
+    }
+}

@@ -1,0 +1,60 @@
+/// Everything the client reports as a failure, to a thrown call or to the error handler.
+///
+/// Server errors keep the daemon's stable wire code (`ServerErrorCode` is its raw string), so a
+/// caller can branch on `code` without parsing messages.
+public enum HeraldClientError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The daemon answered with an error frame, e.g. `bad_channel` or `unknown_op`.
+    case server(code: String, message: String, op: String?)
+    /// No connection is up (never connected, closed, or between reconnects).
+    case notConnected
+    /// The connection dropped before the answer arrived.
+    case disconnected
+    /// The client was closed.
+    case closed
+    /// No answer arrived in time.
+    case timeout
+    /// Connecting failed (name resolution, refused, timed out, bad handshake).
+    case connectionFailed(String)
+    /// A channel or pattern is not valid where it was used.
+    case badChannel(String)
+    /// An event or value could not be encoded.
+    case encoding(String)
+    /// An event, answer or value could not be decoded into the expected type.
+    case decoding(type: String, channel: String?, message: String)
+    /// A server frame could not be understood at all.
+    case malformedFrame(String)
+    /// After a reconnect a subscription could not catch up on what it missed
+    /// (the daemon said `recovered:false`, has no history, or restarted).
+    case historyLost(subscription: String, channel: String)
+    /// A subscription ended because the daemon ended it (instance channel removed, or its
+    /// restore after a reconnect was refused).
+    case subscriptionEnded(subscription: String, channel: String, reason: String)
+
+    /// Whether this is the daemon's `unknown_op`, i.e. the daemon does not implement the op.
+    public var isUnsupportedByDaemon: Bool {
+        if case .server(let code, _, _) = self { return code == "unknown_op" }
+        return false
+    }
+
+    /// A one-line human description.
+    public var description: String {
+        switch self {
+        case .server(let code, let message, let op):
+            return "\(code): \(message)" + (op.map { " (op \($0))" } ?? "")
+        case .notConnected: return "not connected"
+        case .disconnected: return "connection lost before the answer arrived"
+        case .closed: return "client closed"
+        case .timeout: return "timed out"
+        case .connectionFailed(let why): return "cannot connect: \(why)"
+        case .badChannel(let why): return "bad channel: \(why)"
+        case .encoding(let why): return "cannot encode: \(why)"
+        case .decoding(let type, let channel, let message):
+            return "cannot decode \(type)" + (channel.map { " from \($0)" } ?? "") + ": \(message)"
+        case .malformedFrame(let why): return "malformed server frame: \(why)"
+        case .historyLost(let sub, let channel):
+            return "subscription \(sub) on \(channel) may have missed events while disconnected"
+        case .subscriptionEnded(let sub, let channel, let reason):
+            return "subscription \(sub) on \(channel) ended: \(reason)"
+        }
+    }
+}

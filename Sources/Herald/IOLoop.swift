@@ -1,0 +1,97 @@
+import Dispatch
+import HeraldWire
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The I/O thread's own state: the socket, framing, write backlog, and the reconnect phase.
+///
+/// Only the I/O thread touches the `var`s (hence `@unchecked Sendable`); other threads use only
+/// `wake()` and `requestStop()`, which are thread-safe.
+final class IOLoop: @unchecked Sendable {
+    enum Phase {
+        /// About to connect; `attempt` 0 is the first connection, 1… are reconnects.
+        case connect(attempt: Int)
+        /// Socket up, waiting for `info` and the `hello` answer until `deadline`.
+        case handshake(deadline: UInt64)
+        /// Link up.
+        case running
+        /// Waiting before reconnect attempt `attempt`.
+        case backoff(until: UInt64, attempt: Int)
+        /// Done: the thread exits.
+        case stopped
+    }
+
+    let wakePipe = WakePipe()
+    private let stopFlag = Atomic<Bool>(false)
+    var phase: Phase = .connect(attempt: 0)
+    var socket: Socket? {
+        didSet { activeFD.store(socket?.fd ?? -1, ordering: .releasing) }
+    }
+    /// The socket's descriptor for other threads (tests cut the connection with it), -1 when none.
+    let activeFD = Atomic<Int32>(-1)
+    var framer: LineFramer
+    var backlog: [UInt8] = []
+    var backlogOffset = 0
+    var readBuffer = [UInt8](repeating: 0, count: 65536)
+    /// Monotonic ns of the last byte from the daemon.
+    var lastHeard: UInt64 = 0
+    var pingSent = false
+    var lastSweep: UInt64 = 0
+    /// The code of an error frame just before the daemon closed, as the disconnect reason.
+    var closingErrorCode: String?
+    /// The attempt number of the connection being set up (0 for the first).
+    var attempt = 0
+
+    init(maxLine: Int) {
+        framer = LineFramer(maxLine: maxLine)
+    }
+
+    /// Makes a blocked `poll` return.
+    func wake() { wakePipe.wake() }
+
+    /// Asks the thread to flush and exit.
+    func requestStop() {
+        stopFlag.store(true, ordering: .releasing)
+        wakePipe.wake()
+    }
+
+    var stopRequested: Bool { stopFlag.load(ordering: .acquiring) }
+
+    /// Cuts the connection as a network failure would (`shutdown`, so the I/O thread sees end of
+    /// stream and reconnects); for tests of the same-daemon reconnect path.
+    func cutConnection() {
+        let fd = activeFD.load(ordering: .acquiring)
+        if fd >= 0 { _ = shutdown(fd, Int32(SHUT_RDWR)) }
+    }
+
+    /// Closes the socket and forgets buffered bytes.
+    func dropSocket() {
+        socket?.close()
+        socket = nil
+        backlog = []
+        backlogOffset = 0
+        framer = LineFramer(maxLine: framer.maxLine)
+        pingSent = false
+        closingErrorCode = nil
+    }
+
+    /// Writes what the kernel takes of the backlog.
+    func flush() throws(HeraldClientError) {
+        guard let socket, backlogOffset < backlog.count else { return }
+        while backlogOffset < backlog.count {
+            let written = try socket.write(backlog, from: backlogOffset)
+            if written == 0 { break }
+            backlogOffset += written
+        }
+        if backlogOffset == backlog.count {
+            backlog.removeAll(keepingCapacity: backlog.count < 1 << 20)
+            backlogOffset = 0
+        }
+    }
+
+    var hasBacklog: Bool { backlogOffset < backlog.count }
+
+    static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
+}

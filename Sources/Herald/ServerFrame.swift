@@ -1,0 +1,197 @@
+import Foundation
+
+/// One frame from the daemon, with the byte range of each top-level field's value.
+///
+/// Why not `JSONSerialization`: `data` and `args` must reach the caller as the exact bytes the
+/// publisher sent (to decode them into the caller's type, or print them unchanged), so the
+/// frame is only split at its top level and small fields are decoded on demand. Anything that
+/// does not have the expected shape makes `init` return `nil` (reported, never a crash).
+struct ServerFrame: Sendable {
+    /// The line, without its `\n`.
+    let bytes: [UInt8]
+    /// Top-level keys with the range of their value in `bytes`, in wire order.
+    private let fields: [(key: String, range: Range<Int>)]
+
+    /// The first key: `info`, `ok`, `error`, `event`, `ping`, `pong`, `removed`, ….
+    var kind: String { fields.first?.key ?? "" }
+
+    /// Splits a line into its top-level fields.
+    /// - Parameter bytes: one line from the daemon.
+    /// - Returns: nil when the line is not one JSON object with string keys.
+    init?(_ bytes: [UInt8]) {
+        var cursor = JSONCursor(bytes: bytes)
+        guard let fields = cursor.topLevelFields() else { return nil }
+        self.bytes = bytes
+        self.fields = fields
+    }
+
+    /// The top-level keys in wire order.
+    var keys: [String] { fields.map(\.key) }
+
+    /// The range of `key`'s value.
+    func range(_ key: String) -> Range<Int>? {
+        fields.first(where: { $0.key == key })?.range
+    }
+
+    /// The raw value of `key`, or nil when absent.
+    func raw(_ key: String) -> RawJSON? {
+        range(key).map { RawJSON(bytes: Array(bytes[$0])) }
+    }
+
+    /// The string value of `key`, or nil when absent or not a string.
+    func string(_ key: String) -> String? {
+        guard let range = range(key) else { return nil }
+        return JSONCursor.decodeString(bytes[range])
+    }
+
+    /// The integer value of `key`, or nil when absent or not an integer.
+    func int(_ key: String) -> Int? {
+        guard let range = range(key) else { return nil }
+        return JSONCursor.decodeInt(bytes[range])
+    }
+
+    /// The boolean value of `key`, or nil when absent or not a boolean.
+    func bool(_ key: String) -> Bool? {
+        guard let range = range(key) else { return nil }
+        let slice = bytes[range]
+        if slice.elementsEqual("true".utf8) { return true }
+        if slice.elementsEqual("false".utf8) { return false }
+        return nil
+    }
+
+    /// The line as text, for messages and the CLI.
+    var text: String { String(decoding: bytes, as: UTF8.self) }
+}
+
+/// A forward-only walk over one JSON text, just deep enough to find top-level value spans.
+struct JSONCursor {
+    let bytes: [UInt8]
+    var index = 0
+
+    init(bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    /// The fields of a top-level object, or nil when the text is not one.
+    mutating func topLevelFields() -> [(key: String, range: Range<Int>)]? {
+        skipSpace()
+        guard take(UInt8(ascii: "{")) else { return nil }
+        var fields: [(key: String, range: Range<Int>)] = []
+        skipSpace()
+        if take(UInt8(ascii: "}")) { return fields }
+        while true {
+            skipSpace()
+            let keyStart = index
+            guard skipString(), let key = Self.decodeString(bytes[keyStart..<index]) else { return nil }
+            skipSpace()
+            guard take(UInt8(ascii: ":")) else { return nil }
+            skipSpace()
+            let valueStart = index
+            guard skipValue(), index > valueStart else { return nil }
+            fields.append((key, valueStart..<index))
+            skipSpace()
+            if take(UInt8(ascii: ",")) { continue }
+            guard take(UInt8(ascii: "}")) else { return nil }
+            skipSpace()
+            return index == bytes.count ? fields : nil
+        }
+    }
+
+    private mutating func take(_ byte: UInt8) -> Bool {
+        guard index < bytes.count, bytes[index] == byte else { return false }
+        index += 1
+        return true
+    }
+
+    private mutating func skipSpace() {
+        while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 || bytes[index] == 0x0A || bytes[index] == 0x0D {
+            index += 1
+        }
+    }
+
+    /// Skips a string starting at `index` (which must be its opening quote).
+    private mutating func skipString() -> Bool {
+        guard take(UInt8(ascii: "\"")) else { return false }
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
+            if byte == UInt8(ascii: "\\") {
+                index += 1
+            } else if byte == UInt8(ascii: "\"") {
+                return index <= bytes.count
+            }
+        }
+        return false
+    }
+
+    /// Skips one value of any kind; containers are skipped by depth, strings respected.
+    private mutating func skipValue() -> Bool {
+        guard index < bytes.count else { return false }
+        switch bytes[index] {
+        case UInt8(ascii: "\""):
+            return skipString()
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            var depth = 0
+            while index < bytes.count {
+                switch bytes[index] {
+                case UInt8(ascii: "\""):
+                    guard skipString() else { return false }
+                    continue
+                case UInt8(ascii: "{"), UInt8(ascii: "["):
+                    depth += 1
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    depth -= 1
+                    if depth == 0 {
+                        index += 1
+                        return true
+                    }
+                default:
+                    break
+                }
+                index += 1
+            }
+            return false
+        default:
+            // A number or literal: runs to the next delimiter.
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: ",") || byte == UInt8(ascii: "}") || byte == UInt8(ascii: "]")
+                    || byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D {
+                    break
+                }
+                index += 1
+            }
+            return true
+        }
+    }
+
+    /// Decodes a quoted JSON string; escapes go through `JSONDecoder` (rare in server frames).
+    static func decodeString(_ slice: ArraySlice<UInt8>) -> String? {
+        guard slice.count >= 2, slice.first == UInt8(ascii: "\""), slice.last == UInt8(ascii: "\"") else { return nil }
+        let inner = slice.dropFirst().dropLast()
+        if !inner.contains(UInt8(ascii: "\\")) {
+            return String(decoding: inner, as: UTF8.self)
+        }
+        return try? JSONDecoder().decode(String.self, from: Data(slice))
+    }
+
+    /// Decodes an integer written without fraction or exponent; nil on anything else or overflow.
+    static func decodeInt(_ slice: ArraySlice<UInt8>) -> Int? {
+        var digits = slice[...]
+        var negative = false
+        if digits.first == UInt8(ascii: "-") {
+            negative = true
+            digits = digits.dropFirst()
+        }
+        guard !digits.isEmpty else { return nil }
+        var value = 0
+        for byte in digits {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let (times, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times.addingReportingOverflow(Int(byte - UInt8(ascii: "0")))
+            guard !overflow1, !overflow2 else { return nil }
+            value = sum
+        }
+        return negative ? -value : value
+    }
+}

@@ -1,0 +1,155 @@
+import Dispatch
+import Synchronization
+
+/// The handler side of one subscription: what to call, where, and whether it is still wanted.
+///
+/// A class with an atomic `cancelled` flag because cancelling (from `deinit`, `cancel()` or a
+/// dead owner) must take effect synchronously: a delivery already queued checks the flag again
+/// right before calling the handler (NOTES-client.md).
+final class SubscriptionBinding: Sendable {
+    /// Where the handler runs.
+    enum Target: Sendable {
+        /// Called on the I/O thread (streams: yielding is cheap and keeps arrival order).
+        case inline
+        /// Dispatched to a queue (`.ordered`: the client's serial queue; `.background`: concurrent).
+        case queue(DispatchQueue)
+    }
+
+    /// The subscription name on the wire.
+    let name: String
+    /// Unique per client, to tell a binding from the one that replaced it under the same name.
+    let id: Int
+    let target: Target
+    let deliver: @Sendable (IncomingEvent) -> Void
+    /// False once a weak owner is gone; nil when there is no owner.
+    let ownerAlive: (@Sendable () -> Bool)?
+    /// Called once when the subscription ends for good (streams finish here).
+    private let onEnd: Mutex<(@Sendable () -> Void)?>
+    private let cancelled = Atomic<Bool>(false)
+    private let readiness = Mutex<Readiness>(Readiness())
+
+    private struct Readiness {
+        var outcome: Result<Void, HeraldClientError>?
+        var waiters: [CheckedContinuation<Result<Void, HeraldClientError>, Never>] = []
+    }
+
+    init(name: String, id: Int, target: Target, ownerAlive: (@Sendable () -> Bool)? = nil,
+         onEnd: (@Sendable () -> Void)? = nil, deliver: @escaping @Sendable (IncomingEvent) -> Void) {
+        self.name = name
+        self.id = id
+        self.target = target
+        self.ownerAlive = ownerAlive
+        self.onEnd = Mutex(onEnd)
+        self.deliver = deliver
+    }
+
+    var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
+
+    /// Marks the binding dead; no handler call starts after this returns. Ends it.
+    func cancel() {
+        cancelled.store(true, ordering: .releasing)
+        end()
+        settle(.failure(.closed))
+    }
+
+    /// Runs the end action once (finishing a stream).
+    func end() {
+        let action = onEnd.withLock { action -> (@Sendable () -> Void)? in
+            defer { action = nil }
+            return action
+        }
+        action?()
+    }
+
+    /// Hands one event to the handler where it belongs; `finished` ends the binding after it.
+    func dispatch(_ event: IncomingEvent, finished: Bool) {
+        switch target {
+        case .inline:
+            if !isCancelled { deliver(event) }
+            if finished { end() }
+        case .queue(let queue):
+            queue.async { [self] in
+                // Checked again here: cancel() may have run while this waited in the queue.
+                guard !isCancelled, ownerAlive?() ?? true else { return }
+                deliver(event)
+            }
+            if finished { end() }
+        }
+    }
+
+    /// Records the daemon's first answer to the `sub` (ok or error) for `ready()`.
+    func settle(_ outcome: Result<Void, HeraldClientError>) {
+        let waiters = readiness.withLock { state -> [CheckedContinuation<Result<Void, HeraldClientError>, Never>] in
+            guard state.outcome == nil else { return [] }
+            state.outcome = outcome
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume(returning: outcome) }
+    }
+
+    /// Waits for the daemon's first answer to the `sub`.
+    func ready() async -> Result<Void, HeraldClientError> {
+        await withCheckedContinuation { continuation in
+            let known = readiness.withLock { state -> Result<Void, HeraldClientError>? in
+                if let outcome = state.outcome { return outcome }
+                state.waiters.append(continuation)
+                return nil
+            }
+            if let known { continuation.resume(returning: known) }
+        }
+    }
+}
+
+/// A subscription's token: `cancel()` (or releasing the token) unsubscribes.
+///
+/// The token holds the client weakly, so keeping tokens in a long-lived object does not keep
+/// the client alive, and the client never holds tokens, so there is no cycle.
+public final class Subscription: Sendable, Hashable {
+    /// The subscription's name on this connection.
+    public let name: String
+    /// The channel or pattern.
+    public let channel: Channel
+    let binding: SubscriptionBinding
+    private weak let client: HeraldClient?
+    private let cancelsOnDeinit: Bool
+
+    init(binding: SubscriptionBinding, channel: Channel, client: HeraldClient, cancelsOnDeinit: Bool) {
+        self.name = binding.name
+        self.channel = channel
+        self.binding = binding
+        self.client = client
+        self.cancelsOnDeinit = cancelsOnDeinit
+    }
+
+    deinit {
+        if cancelsOnDeinit { cancel() }
+    }
+
+    /// Unsubscribes now: no handler call starts after this returns.
+    public func cancel() {
+        if let client {
+            client.unbind(binding)
+        } else {
+            binding.cancel()
+        }
+    }
+
+    /// Whether the subscription is still live (not cancelled, not finished by `max`).
+    public var isActive: Bool {
+        guard let client, !binding.isCancelled else { return false }
+        return client.isBound(binding)
+    }
+
+    /// Waits until the daemon confirmed the subscription (events published after this reach it).
+    /// - Throws: the daemon's error (e.g. `bad_channel`, `forbidden`) or `.closed`.
+    public func ready() async throws(HeraldClientError) {
+        try await binding.ready().get()
+    }
+
+    /// Identity.
+    public static func == (lhs: Subscription, rhs: Subscription) -> Bool { lhs === rhs }
+
+    /// Identity hash.
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}

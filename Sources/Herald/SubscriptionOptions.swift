@@ -1,0 +1,52 @@
+import Dispatch
+
+/// Where a subscription's handler runs.
+public enum DeliveryMode: Sendable, Equatable {
+    /// On the client's one serial queue, in arrival order across all `.ordered` subscriptions.
+    case ordered
+    /// On a concurrent queue: handlers may run at the same time and out of order.
+    case background
+}
+
+/// The options of one subscription, as the daemon's `sub` op takes them.
+public struct SubscriptionOptions: Sendable {
+    /// The subscription's name; binding again under the same name replaces it. nil: assigned.
+    public var name: String?
+    /// Queue group: each event goes to one member of the group (same group and pattern).
+    public var group: String?
+    /// End after this many deliveries (the daemon counts; the client restores the remainder).
+    public var max: Int?
+    /// Arguments echoed with every event (`EventMetadata.args`), encoded as JSON.
+    public var args: RawJSON?
+    /// Where the handler runs.
+    public var delivery: DeliveryMode
+
+    /// Creates options.
+    /// - Parameters:
+    ///   - name: the subscription name (unique per connection).
+    ///   - group: queue group name.
+    ///   - max: number of deliveries before the subscription ends.
+    ///   - args: JSON echoed with each event.
+    ///   - delivery: `.ordered` (default) or `.background`.
+    public init(name: String? = nil, group: String? = nil, max: Int? = nil, args: RawJSON? = nil,
+                delivery: DeliveryMode = .ordered) {
+        self.name = name
+        self.group = group
+        self.max = max
+        self.args = args
+        self.delivery = delivery
+    }
+
+    /// One delivery, then the subscription ends (`once:true`).
+    public static var once: SubscriptionOptions { SubscriptionOptions(max: 1) }
+}
+
+/// How an ``EventStream`` buffers events its consumer has not taken yet.
+public enum StreamBuffering: Sendable, Equatable {
+    /// Keep everything (memory grows with a slow consumer).
+    case unbounded
+    /// Keep the newest `n`; older ones are dropped and counted.
+    case newest(Int)
+    /// Keep the oldest `n`; newer ones are dropped and counted.
+    case oldest(Int)
+}

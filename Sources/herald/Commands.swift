@@ -1,0 +1,268 @@
+import Foundation
+import Herald
+import HeraldArguments
+import HeraldWire
+
+/// The `herald` commands: each returns the process's exit code.
+struct Commands {
+    let invocation: Invocation
+
+    /// Runs the command line; never throws, every outcome is an exit code.
+    static func run(_ arguments: [String]) async -> ExitCode {
+        let invocation: Invocation
+        do {
+            invocation = try Invocation.parse(arguments)
+        } catch {
+            Output.error("herald: \(error)")
+            return .usage
+        }
+        guard let command = invocation.command, command != "help" else {
+            if let topic = invocation.positionals.first, let text = Help.text(for: topic) {
+                Output.line(text)
+                return .success
+            }
+            Output.line(Help.overview)
+            return invocation.help || invocation.command == "help" ? .success : .usage
+        }
+        guard let help = Help.text(for: command) else {
+            Output.error("herald: unknown command \"\(command)\" (see herald --help)")
+            return .usage
+        }
+        if invocation.help {
+            Output.line(help)
+            return .success
+        }
+        return await Commands(invocation: invocation).run(command)
+    }
+
+    private func run(_ command: String) async -> ExitCode {
+        do throws(ArgumentError) {
+            switch command {
+            case "pub": try invocation.check(allowed: ["--receipt", "--json"], positionals: 1...2, command: command)
+            case "sub": try invocation.check(allowed: ["--count", "--group", "--timeout", "--json"], positionals: 1...1, command: command)
+            case "req": try invocation.check(allowed: ["--timeout", "--json"], positionals: 1...2, command: command)
+            case "signal": try invocation.check(allowed: ["--timeout"], positionals: 1...2, command: command)
+            case "get": try invocation.check(allowed: ["--json"], positionals: 1...1, command: command)
+            case "set": try invocation.check(allowed: ["--if-rev"], positionals: 2...2, command: command)
+            case "stats": try invocation.check(allowed: ["--json"], positionals: 0...0, command: command)
+            default: try invocation.check(allowed: ["--json"], positionals: 0...1, command: command)
+            }
+        } catch {
+            Output.error("herald: \(error)")
+            return .usage
+        }
+        let client = HeraldClient(configuration: ClientConfiguration(
+            endpoint: invocation.unixPath.map { .unix(path: $0) } ?? .tcp(host: invocation.host, port: invocation.port),
+            name: invocation.name, token: invocation.token, reconnect: .never))
+        defer { client.close() }
+        do throws(HeraldClientError) {
+            try await client.connect()
+            switch command {
+            case "pub": return try await pub(client)
+            case "sub": return try await sub(client)
+            case "req": return try await req(client)
+            case "signal": return try await signal(client)
+            case "get": return try await get(client)
+            case "set": return try await set(client)
+            case "stats": return try await stats(client)
+            default: return try await channels(client)
+            }
+        } catch {
+            return Self.fail(command, error)
+        }
+    }
+
+    /// Maps a client error to a message and an exit code.
+    static func fail(_ command: String, _ error: HeraldClientError) -> ExitCode {
+        switch error {
+        case .server(let code, let message, _):
+            if code == "unknown_op" {
+                Output.error("herald: \(command) is not supported by this daemon yet")
+                return .unsupported
+            }
+            Output.error("herald: \(code): \(message)")
+            return .serverError
+        case .badChannel, .encoding:
+            Output.error("herald: \(error)")
+            return .usage
+        case .connectionFailed, .notConnected, .disconnected, .closed:
+            Output.error("herald: \(error)")
+            return .connection
+        case .timeout:
+            Output.error("herald: \(command): no answer in time")
+            return .timeout
+        default:
+            Output.error("herald: \(error)")
+            return .serverError
+        }
+    }
+
+    /// The optional JSON argument at `index`; "-" reads standard input.
+    /// - Throws: `.encoding` (exit 2) when it is not one JSON value.
+    private func data(at index: Int) throws(HeraldClientError) -> RawJSON? {
+        guard index < invocation.positionals.count else { return nil }
+        let text = invocation.positionals[index]
+        if text == "-" {
+            let input = FileHandle.standardInput.readDataToEndOfFile()
+            let trimmed = String(decoding: input, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            return trimmed.isEmpty ? nil : try RawJSON(validating: trimmed)
+        }
+        return try RawJSON(validating: text)
+    }
+
+    private var channel: Channel { Channel(verbatim: invocation.positionals.first ?? "") }
+
+    // MARK: Commands
+
+    private func pub(_ client: HeraldClient) async throws(HeraldClientError) -> ExitCode {
+        let receipt = try await client.publish(raw: data(at: 1), to: channel)
+        if invocation.receipt {
+            Output.line(invocation.json ? "{\"seq\":\(receipt.seq),\"receivers\":\(receipt.receivers)}"
+                                        : "seq \(receipt.seq) receivers \(receipt.receivers)")
+        }
+        return .success
+    }
+
+    private func sub(_ client: HeraldClient) async throws(HeraldClientError) -> ExitCode {
+        let json = invocation.json
+        let done = ExitSignal()
+        let lost = client.stateUpdates()
+        let options = SubscriptionOptions(group: invocation.group, max: invocation.count)
+        let subscription = try client.subscribe(raw: channel, options: options) { data, meta in
+            Output.line(json ? Self.jsonLine(data, meta) : Self.prettyLine(data, meta))
+            if meta.isLast { done.finish(.success) }
+        }
+        try await subscription.ready()
+        Task {
+            for await state in lost {
+                if case .disconnected(let reason) = state, reason != .closedByClient {
+                    Output.error("herald: connection lost: \(reason)")
+                    done.finish(.connection)
+                }
+            }
+        }
+        if let timeout = invocation.timeout {
+            let expectsCount = invocation.count != nil
+            Task {
+                try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
+                done.finish(expectsCount ? .timeout : .success)
+            }
+        }
+        let code = await done.wait()
+        withExtendedLifetime(subscription) {}
+        return code
+    }
+
+    private func req(_ client: HeraldClient) async throws(HeraldClientError) -> ExitCode {
+        let timeout = invocation.timeout ?? 1
+        if invocation.json {
+            let answer = try await client.call("req", ["ch": RawJSON(encoding: channel.name), "data": data(at: 1) ?? .null,
+                                                       "timeout_ms": RawJSON("\(Int(timeout * 1000))")], timeout: timeout + 5)
+            Output.line(answer.description)
+        } else {
+            let reply = try await client.request(raw: data(at: 1), to: channel, timeout: timeout)
+            Output.line(reply.data?.description ?? "null")
+        }
+        return .success
+    }
+
+    private func signal(_ client: HeraldClient) async throws(HeraldClientError) -> ExitCode {
+        let timeout = invocation.timeout ?? 1
+        let answer = try await client.call("signal", ["ch": RawJSON(encoding: channel.name), "data": data(at: 1) ?? .null,
+                                                      "timeout_ms": RawJSON("\(Int(timeout * 1000))")], timeout: timeout * 10 + 5)
+        Output.line(answer.description)
+        return .success
+    }
+
+    private func get(_ client: HeraldClient) async throws(HeraldClientError) -> ExitCode {
+        let retained = try await client.get(rawAt: channel)
+        let value = retained.value?.description ?? "null"
+        Output.line(invocation.json ? "{\"rev\":\(retained.rev),\"value\":\(value)}" : value)
+        return .success
+    }
+
+    private func set(_ client: HeraldClient) async throws(HeraldClientError) -> ExitCode {
+        let rev = try await client.set(raw: data(at: 1) ?? .null, at: channel, ifRev: invocation.ifRev)
+        Output.line("\(rev)")
+        return .success
+    }
+
+    private func stats(_ client: HeraldClient) async throws(HeraldClientError) -> ExitCode {
+        let stats = try await client.stats()
+        if invocation.json {
+            Output.line(stats.json.description)
+        } else {
+            for name in stats.names { Output.line("\(name) \(stats[name])") }
+        }
+        return .success
+    }
+
+    private func channels(_ client: HeraldClient) async throws(HeraldClientError) -> ExitCode {
+        let pattern = invocation.positionals.first.map { Channel(verbatim: $0) }
+        for info in try await client.channels(matching: pattern) {
+            if invocation.json {
+                var line: [UInt8] = []
+                line.appendRaw("{\"ch\":")
+                line.appendJSONString(info.ch)
+                line.appendRaw(",\"subs\":")
+                line.appendInt(info.subs)
+                line.appendRaw(",\"owner\":")
+                if let owner = info.owner { line.appendJSONString(owner) } else { line.appendRaw("null") }
+                line.appendRaw(info.hasValue ? ",\"has_value\":true,\"seq\":" : ",\"has_value\":false,\"seq\":")
+                line.appendInt(info.seq)
+                line.appendRaw("}")
+                Output.line(String(decoding: line, as: UTF8.self))
+            } else {
+                Output.line("\(info.ch) subs=\(info.subs) seq=\(info.seq)" + (info.owner.map { " owner=\($0)" } ?? ""))
+            }
+        }
+        return .success
+    }
+
+    // MARK: Formatting
+
+    static func prettyLine(_ data: RawJSON?, _ meta: EventMetadata) -> String {
+        var parts = [meta.channel.name]
+        if let seq = meta.seq { parts.append("#\(seq)") }
+        if let sender = meta.sender { parts.append(sender) }
+        parts.append(data?.description ?? "-")
+        return parts.joined(separator: " ")
+    }
+
+    static func jsonLine(_ data: RawJSON?, _ meta: EventMetadata) -> String {
+        var line: [UInt8] = []
+        line.appendRaw("{\"ch\":")
+        line.appendJSONString(meta.channel.name)
+        if let seq = meta.seq {
+            line.appendRaw(",\"seq\":")
+            line.appendInt(seq)
+        }
+        if let sender = meta.sender {
+            line.appendRaw(",\"from\":")
+            line.appendJSONString(sender)
+        }
+        if let data {
+            line.appendRaw(",\"data\":")
+            line.append(contentsOf: data.bytes)
+        }
+        line.appendRaw("}")
+        return String(decoding: line, as: UTF8.self)
+    }
+}
+
+/// The first of several racing outcomes (last event, timeout, lost connection) wins.
+final class ExitSignal: Sendable {
+    private let stream: AsyncStream<ExitCode>
+    private let continuation: AsyncStream<ExitCode>.Continuation
+
+    init() {
+        (stream, continuation) = AsyncStream.makeStream(of: ExitCode.self, bufferingPolicy: .bufferingOldest(1))
+    }
+
+    func finish(_ code: ExitCode) { continuation.yield(code) }
+
+    func wait() async -> ExitCode {
+        for await code in stream { return code }
+        return .success
+    }
+}

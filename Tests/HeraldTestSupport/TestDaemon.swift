@@ -1,0 +1,160 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real `heraldd` for client and CLI tests, on an ephemeral port, killed when released.
+///
+/// Unlike HeraldServerTests' `DaemonProcess` it can be stopped and started again on the same
+/// port (and Unix socket), which the reconnect tests need.
+public final class TestDaemon: @unchecked Sendable {
+    /// The TCP port (kept across `restart()`).
+    public private(set) var port: Int
+    /// The Unix socket path the daemon also listens on.
+    public let unixPath: String
+    /// The folder holding the config file and socket.
+    public let directory: URL
+    private var process: Process
+    private let config: String
+
+    /// The built daemon: `$HERALDD`, else the `heraldd` next to this test binary.
+    public static var executable: URL {
+        if let path = ProcessInfo.processInfo.environment["HERALDD"] { return URL(fileURLWithPath: path) }
+        return binaryDirectory.appendingPathComponent("heraldd")
+    }
+
+    /// The folder of the running test binary (where SwiftPM puts the products).
+    public static var binaryDirectory: URL {
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+    }
+
+    /// Starts the daemon with `config` (the body of a JSON5 object).
+    public init(config: String = "") throws {
+        directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("hd-" + String(UUID().uuidString.prefix(8)))
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        unixPath = directory.appendingPathComponent("s.sock").path
+        self.config = config
+        let (process, port) = try Self.launch(directory: directory, config: config, port: 0, unixPath: unixPath)
+        self.process = process
+        self.port = port
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Kills the daemon (SIGKILL: no goodbye to clients, like a crash).
+    public func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// Freezes the daemon (SIGSTOP): connections stay open but nothing is answered.
+    public func pause() { kill(process.processIdentifier, SIGSTOP) }
+
+    /// Thaws a paused daemon (SIGCONT).
+    public func resume() { kill(process.processIdentifier, SIGCONT) }
+
+    /// Starts a fresh daemon on the same port and socket (new epoch, empty state).
+    public func restart() throws {
+        stop()
+        var lastError: Error?
+        // The port is free again at once (SO_REUSEADDR); retry briefly in case it is not.
+        for _ in 0..<50 {
+            do {
+                let (process, port) = try Self.launch(directory: directory, config: config, port: port, unixPath: unixPath)
+                self.process = process
+                self.port = port
+                return
+            } catch {
+                lastError = error
+                usleep(100_000)
+            }
+        }
+        throw lastError ?? TestDaemonError.didNotStart("restart failed")
+    }
+
+    private static func launch(directory: URL, config: String, port: Int, unixPath: String) throws -> (Process, Int) {
+        let configFile = directory.appendingPathComponent("heraldd.json5")
+        try ("{" + config + "}").write(to: configFile, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["--config", configFile.path, "--port", String(port), "--host", "127.0.0.1", "--unix", unixPath]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        let found = LockedValue<Int?>(nil)
+        // The Unix listener comes up after the TCP one: wait for both, or a Unix connect may race it.
+        let unixReady = LockedValue(false)
+        let log = LockedValue<[String]>([])
+        let reader = errors.fileHandleForReading
+        let thread = Thread {
+            var pending = Data()
+            while true {
+                let chunk = reader.availableData
+                if chunk.isEmpty { break }
+                pending.append(chunk)
+                while let newline = pending.firstIndex(of: 10) {
+                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+                    pending.removeSubrange(pending.startIndex...newline)
+                    log.withLock { $0.append(line) }
+                    if line.contains("listening"), line.contains("transport=unix") { unixReady.withLock { $0 = true } }
+                    if line.contains("listening"), line.contains("transport=tcp"),
+                       let range = line.range(of: #"port=(\d+)"#, options: .regularExpression) {
+                        found.withLock { $0 = Int(line[range].dropFirst(5)) }
+                    }
+                }
+            }
+        }
+        thread.start()
+        try process.run()
+        let deadline = Date().addingTimeInterval(15)
+        while (found.value == nil || !unixReady.value) && Date() < deadline && process.isRunning { usleep(5_000) }
+        guard let port = found.value, unixReady.value else {
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+            throw TestDaemonError.didNotStart(log.withLock { $0.joined(separator: "\n") })
+        }
+        return (process, port)
+    }
+}
+
+/// Why a test daemon did not come up.
+public enum TestDaemonError: Error {
+    /// It exited or did not log `listening` in time; carries its log.
+    case didNotStart(String)
+}
+
+/// A value behind a lock, for collecting results from handlers on other threads.
+public final class LockedValue<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var storage: Value
+
+    /// Wraps `value`.
+    public init(_ value: Value) { storage = value }
+
+    /// Runs `body` with exclusive access.
+    public func withLock<R>(_ body: (inout Value) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&storage)
+    }
+
+    /// A copy of the value.
+    public var value: Value { withLock { $0 } }
+}
+
+/// Polls `condition` every 10 ms until it holds or `seconds` pass; returns whether it held.
+public func eventually(within seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        try? await Task.sleep(nanoseconds: 10_000_000)
+    }
+    return condition()
+}

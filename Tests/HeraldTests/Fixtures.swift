@@ -1,0 +1,52 @@
+import Foundation
+import Herald
+import HeraldTestSupport
+
+/// A chat line on `chat.lobby`.
+struct ChatLine: HeraldEvent, Equatable {
+    static let channel = Channel("chat", "lobby")
+    var text: String
+    var n: Int
+}
+
+/// A car's move; its home channel is the pattern over every car's instance channel.
+struct CarMoved: HeraldEvent, Equatable {
+    static let channel = Channel("car", .one, "moved")
+    var x: Int
+}
+
+/// Instance channels of cars, built from typed parts.
+enum Car {
+    static func moved(id: Int) -> Topic<CarMoved> { Topic("car", id, "moved") }
+}
+
+/// An object whose lifetime bounds a subscription.
+final class Owner: Sendable {
+    let received = LockedValue<[Int]>([])
+}
+
+/// A connected client for `daemon`, closed by the test.
+func connectedClient(_ daemon: TestDaemon, name: String = "test", reconnect: ReconnectPolicy = ReconnectPolicy(initialDelay: 0.05, maxDelay: 0.5)) async throws -> HeraldClient {
+    let client = HeraldClient(configuration: ClientConfiguration(endpoint: .tcp(host: "127.0.0.1", port: daemon.port), name: name, reconnect: reconnect))
+    try await client.connect()
+    return client
+}
+
+/// Collects the errors a client reports.
+func collectErrors(_ client: HeraldClient) -> LockedValue<[HeraldClientError]> {
+    let errors = LockedValue<[HeraldClientError]>([])
+    client.setErrorHandler { error in errors.withLock { $0.append(error) } }
+    return errors
+}
+
+/// Waits until every `.ordered` delivery queued so far has run (the queue is serial).
+func drainOrdered(_ client: HeraldClient) async throws {
+    let marker = LockedValue(false)
+    let sub = try client.subscribe(raw: Channel("drain", "marker"), options: SubscriptionOptions(name: "drain-marker")) { _, _ in
+        marker.withLock { $0 = true }
+    }
+    try await sub.ready()
+    try await client.publish(raw: nil, to: Channel("drain", "marker"))
+    _ = await eventually { marker.value }
+    sub.cancel()
+}

@@ -1,0 +1,38 @@
+import Herald
+import HeraldTestSupport
+import Testing
+
+/// A request type for the (not yet implemented) request/reply op.
+struct Add: HeraldRequest {
+    typealias Reply = Int
+    static let channel = Channel("calc", "add")
+    var a: Int
+    var b: Int
+}
+
+/// The client side of ops today's heraldd does not implement: they fail cleanly with
+/// `unknown_op`, and the connection keeps working. Their success paths are untested until the
+/// daemon implements them (branches `events`, `state`).
+@Suite struct UnsupportedOpsTests {
+    @Test func opsTheDaemonLacksThrowUnknownOpAndTheConnectionLives() async throws {
+        let daemon = try TestDaemon()
+        let client = try await connectedClient(daemon)
+        defer { client.close() }
+        let calls: [(String, () async throws(HeraldClientError) -> Void)] = [
+            ("req", { () async throws(HeraldClientError) in _ = try await client.request(Add(a: 1, b: 2)) }),
+            ("set", { () async throws(HeraldClientError) in try await client.set(5, at: Channel("app", "count")) }),
+            ("get", { () async throws(HeraldClientError) in _ = try await client.get(Int.self, at: Channel("app", "count")) }),
+            ("lock", { () async throws(HeraldClientError) in try await client.lock(Channel("app", .rest)) }),
+            ("declare", { () async throws(HeraldClientError) in try await client.declare(Channel("car", 42)) }),
+        ]
+        for (op, call) in calls {
+            do {
+                try await call()
+                Issue.record("\(op) unexpectedly succeeded")
+            } catch {
+                #expect(error.isUnsupportedByDaemon, "\(op): \(error)")
+            }
+        }
+        #expect(try await client.ping() > 0)
+    }
+}
