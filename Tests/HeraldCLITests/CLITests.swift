@@ -52,7 +52,8 @@ import Testing
         #expect(pretty.status == 0)
         let names = pretty.stdout.split(separator: "\n").map { $0.split(separator: " ").first.map(String.init) ?? "" }
         #expect(names == ["uptime_ms", "connections", "total_connections", "channels", "subscriptions",
-                          "msgs_in", "msgs_out", "bytes_in", "bytes_out", "slow_consumers", "dropped"])
+                          "msgs_in", "msgs_out", "bytes_in", "bytes_out", "slow_consumers", "dropped",
+                          "locks", "instance_channels", "requests", "timers"])
         #expect(pretty.stdout.contains("\nconnections 1\n"))
         let json = try herald(["stats", "--json"] + at(daemon))
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
@@ -94,7 +95,10 @@ import Testing
         #expect(try herald(["nope"] + at(daemon)).status == 2)
         #expect(try herald(["stats", "--port", "notaport"]).status == 2)
         #expect(try herald(["stats", "--unix", "/tmp/herald-no-such.sock"]).status == 3)
-        for command in ["req", "signal", "get"] {
+        let unanswered = try herald(["req", "a.b"] + at(daemon))
+        #expect(unanswered.status == 1)
+        #expect(unanswered.stderr.contains("no_responders"))
+        for command in ["signal", "get"] {
             let result = try herald([command, "a.b"] + at(daemon))
             #expect(result.status == 4, "\(command)")
             #expect(result.stderr == "herald: \(command) is not supported by this daemon yet\n")
