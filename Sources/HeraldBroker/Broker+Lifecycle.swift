@@ -13,6 +13,8 @@ extension Broker {
         releaseLocks(of: session)
         removeOwnedChannels(of: session)
         cancelRequests(of: session)
+        releaseLinks(of: session)
+        releaseSignals(of: session, now: lastNow)
         queueClientEvent(session, connected: false)
     }
 }
@@ -25,6 +27,8 @@ extension Broker {
         appendCounter(&out, "instance_channels", instances.count)
         appendCounter(&out, "requests", requests.count)
         appendCounter(&out, "timers", deadlines.count)
+        appendCounter(&out, "signals", signals.count)
+        appendCounter(&out, "links", links.count)
     }
 }
 

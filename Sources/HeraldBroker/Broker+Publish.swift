@@ -73,7 +73,7 @@ extension Broker {
     }
 
     private func accepts(_ subscription: Subscription, from publisher: Session, on channel: Channel) -> Bool {
-        guard subscription.isActive else { return false }
+        guard subscription.isActive, !subscription.isHandler else { return false }
         let session = subscription.session
         return !session.closeAfterFlush && (session.echo || session !== publisher)
             && (locks.count == 0 || !isLocked(subscription, on: channel))

@@ -32,6 +32,7 @@ extension Broker {
         // was subscribed to exactly. `$…` channels show only when the filter asks for them.
         var names = Set(channels.keys)
         names.formUnion(index.concretePatterns)
+        names.formUnion(links.keys)
         let listed = names
             .filter { name in filter.map { matches($0, name) } ?? !ChannelName.isReserved(name) }
             .sorted { $0.lexicographicallyPrecedes($1) }
@@ -45,6 +46,10 @@ extension Broker {
                 out.appendRaw(#","owner":"#)
                 appendOwner(of: channel, to: &out)
                 out.appendRaw(#","has_value":false"#)
+                if let link = links[channel] {
+                    out.appendRaw(#","link":"#)
+                    out.appendJSONString(link.parent)
+                }
                 appendCounter(&out, "seq", channels[channel]?.seq ?? 0)
                 out.append(UInt8(ascii: "}"))
             }
@@ -74,6 +79,7 @@ extension Broker {
             out.appendRaw(#","group":"#)
             out.appendJSONString(group)
         }
+        if subscription.isHandler { out.appendRaw(#","handle":true"#) }
         if let max = subscription.max { appendCounter(&out, "max", max) }
         if let remaining = subscription.remaining { appendCounter(&out, "remaining", remaining) }
         if let args = subscription.args {

@@ -89,9 +89,11 @@ extension Broker {
     /// deadline rather than a heartbeat tick.
     /// - Parameter now: the monotonic clock in ms.
     public func fireDeadlines(now: Int) {
+        lastNow = now
         while let due = deadlines.popDue(now: now) {
             switch due.kind {
             case .request: expireRequest(due.id)
+            case .signalOffer: expireSignalOffer(due.id, now: now)
             }
         }
         flushSystemEvents()

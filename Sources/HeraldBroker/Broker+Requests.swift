@@ -12,6 +12,7 @@ extension Broker {
     public func handleLine(_ line: UnsafeRawBufferPointer, from session: Session, now: Int) {
         guard !session.closeAfterFlush else { return }
         stats.msgsIn += 1
+        lastNow = now
         current = RequestContext()
         defer { current = RequestContext() }
         do throws(HeraldError) {
@@ -78,6 +79,11 @@ extension Broker {
         case .remove: try remove(session)
         case .req: try request(from: session, now: now)
         case .reply: try reply(from: session)
+        case .signal: try signal(from: session, now: now)
+        case .handled: try handled(from: session, now: now)
+        case .callback: try callback(from: session)
+        case .link: try link(session)
+        case .unlink: try unlink(session)
         default:
             throw HeraldError(.unknownOp, "op \"" + op.rawValue + "\" is not implemented by this heraldd yet")
         }

@@ -4,7 +4,8 @@ extension Broker {
     /// `sub`: registers (or replaces, by name) a subscription and answers with its name.
     func subscribe(_ session: Session) throws(HeraldError) {
         let (pattern, isWildcard) = try requestedPattern()
-        try rejectUnsupported([.current, .since, .handle])
+        try rejectUnsupported([.current, .since])
+        let isHandler = try scanner.bool(.handle) ?? false
         let max = try requestedMax()
         let group = try scanner.string(.group)
         if let group, group.isEmpty || group.count > 255 {
@@ -20,6 +21,7 @@ extension Broker {
         let subscription = Subscription(
             session: session, name: name, pattern: pattern, isWildcard: isWildcard,
             group: group, args: args, max: max, serial: nextSerial)
+        subscription.isHandler = isHandler
         session.subscriptions[name] = subscription
         applyLocks(to: subscription)
         index.insert(subscription)

@@ -44,6 +44,15 @@ public final class Broker {
     var requests = PendingRequests()
     /// Every timer of the broker: request timeouts (`DeadlineQueue.swift`).
     var deadlines = DeadlineQueue()
+    /// Signals under way, by number.
+    var signals: [Int: PendingSignal] = [:]
+    var nextSignalID = 0
+    /// Per handler connection, ids of finished signals it was offered (late `handled`s).
+    var finishedOffers: [ConnectionID: [Int]] = [:]
+    /// Channels whose next level for signals was overridden with `link`.
+    var links: [[UInt8]: ChannelLink] = [:]
+    /// The latest time the broker was told, for work that happens without a clock (leaving).
+    var lastNow = 0
     /// Where reply tokens come from: a CSPRNG unless a test injects a seeded source.
     let randomWord: () -> UInt64
     /// The daemon's own session (`c0`, named `heraldd`), the publisher of `$sys` events.

@@ -2,6 +2,8 @@
 enum DeadlineKind: UInt8, Hashable {
     /// A `req` waiting for its first reply (`id` is the request's id).
     case request
+    /// A signal offered to a handler (`id` is the signal's number).
+    case signalOffer
 }
 
 /// One scheduled deadline.

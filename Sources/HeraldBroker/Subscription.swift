@@ -27,6 +27,8 @@ public final class Subscription {
     public let max: Int?
     /// Events lost to the `drop` policy since its last delivery.
     public internal(set) var dropped: Int = 0
+    /// A `handle:true` subscription: offered signals, never plain events.
+    public internal(set) var isHandler = false
     /// Cleared on removal so stale references in caches deliver nothing.
     public internal(set) var isActive = true
     /// Set while some lock names this subscription by its global id, so the delivery

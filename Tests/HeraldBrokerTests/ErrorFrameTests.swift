@@ -16,7 +16,6 @@ import HeraldBroker
         (#"{"op":"ping",}"#, "bad_json"),
         (#"["op","ping"]"#, "bad_json"),
         (#"{"op":"fly"}"#, "unknown_op"),
-        (#"{"op":"signal","ch":"a"}"#, "unknown_op"),
         (#"{"ch":"a"}"#, "missing_field"),
         (#"{"op":"sub"}"#, "missing_field"),
         (#"{"op":"pub"}"#, "missing_field"),

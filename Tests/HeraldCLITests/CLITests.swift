@@ -51,9 +51,9 @@ import Testing
         let pretty = try herald(["stats"] + at(daemon))
         #expect(pretty.status == 0)
         let names = pretty.stdout.split(separator: "\n").map { $0.split(separator: " ").first.map(String.init) ?? "" }
-        #expect(names == ["uptime_ms", "connections", "total_connections", "channels", "subscriptions",
-                          "msgs_in", "msgs_out", "bytes_in", "bytes_out", "slow_consumers", "dropped",
-                          "locks", "instance_channels", "requests", "timers"])
+        #expect(names.starts(with: ["uptime_ms", "connections", "total_connections", "channels", "subscriptions",
+                                    "msgs_in", "msgs_out", "bytes_in", "bytes_out", "slow_consumers", "dropped"]))
+        #expect(names.contains("signals") && names.contains("locks"))
         #expect(pretty.stdout.contains("\nconnections 1\n"))
         let json = try herald(["stats", "--json"] + at(daemon))
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
@@ -98,7 +98,7 @@ import Testing
         let unanswered = try herald(["req", "a.b"] + at(daemon))
         #expect(unanswered.status == 1)
         #expect(unanswered.stderr.contains("no_responders"))
-        for command in ["signal", "get"] {
+        for command in ["get"] {
             let result = try herald([command, "a.b"] + at(daemon))
             #expect(result.status == 4, "\(command)")
             #expect(result.stderr == "herald: \(command) is not supported by this daemon yet\n")

@@ -1,0 +1,85 @@
+import HeraldWire
+
+/// `link`/`unlink`: a channel's next level for signals, overriding "its name minus the last
+/// segment" (a pushed screen's next responder is the screen below it, not its parent).
+///
+/// A link belongs to the connection that made it and goes when that connection closes;
+/// another connection linking the same channel is `conflict`; a link that would make the
+/// route loop is `cycle`.
+extension Broker {
+    /// The level after `level`: its link, else its name without the last segment, else none.
+    func nextLevel(after level: [UInt8]) -> [UInt8]? {
+        if let link = links[level] { return link.parent }
+        guard let dot = level.lastIndex(of: UInt8(ascii: ".")) else { return nil }
+        return Array(level[..<dot])
+    }
+
+    /// The whole route of a signal sent on `channel`. Links are checked for cycles when
+    /// made, so the walk ends; the bound is a second guard.
+    func route(from channel: [UInt8]) -> [[UInt8]] {
+        var levels: [[UInt8]] = [channel]
+        var level = channel
+        while let next = nextLevel(after: level), levels.count < 1_000 {
+            levels.append(next)
+            level = next
+        }
+        return levels
+    }
+
+    /// `link {ch, parent}`.
+    func link(_ session: Session) throws(HeraldError) {
+        let channel = try concreteName(.ch)
+        let parent = try concreteName(.parent)
+        if let existing = links[channel], existing.owner != session.id {
+            throw HeraldError(.conflict, "channel is linked by another connection")
+        }
+        if channel == parent || route(from: parent).contains(channel) {
+            throw HeraldError(.cycle, "linking here would make the route of signals loop")
+        }
+        links[channel] = ChannelLink(parent: parent, owner: session.id)
+        answer(session, .link) { out in
+            out.appendRaw(#","ch":"#)
+            out.appendJSONString(channel)
+            out.appendRaw(#","parent":"#)
+            out.appendJSONString(parent)
+        }
+    }
+
+    /// `unlink {ch}`: removes the caller's own link.
+    func unlink(_ session: Session) throws(HeraldError) {
+        let channel = try concreteName(.ch)
+        guard let existing = links[channel] else { throw HeraldError(.notFound, "channel has no link") }
+        guard existing.owner == session.id else {
+            throw HeraldError(.forbidden, "the link belongs to another connection")
+        }
+        links[channel] = nil
+        answer(session, .unlink) { out in
+            out.appendRaw(#","ch":"#)
+            out.appendJSONString(channel)
+        }
+    }
+
+    /// Drops the links a departing connection made.
+    func releaseLinks(of session: Session) {
+        guard !links.isEmpty else { return }
+        links = links.filter { $0.value.owner != session.id }
+    }
+
+    /// A required concrete, non-reserved channel name from `field`.
+    func concreteName(_ field: RequestField) throws(HeraldError) -> [UInt8] {
+        guard let name = try scanner.string(field) else {
+            throw HeraldError(.missingField, "missing field '" + field.key + "'")
+        }
+        if ChannelName.isReserved(name) {
+            throw HeraldError(.forbidden, "channels starting with '$' are reserved for the daemon")
+        }
+        try ChannelName.validateConcrete(name)
+        return name
+    }
+}
+
+/// A channel's overridden next level and the connection that set it.
+struct ChannelLink {
+    let parent: [UInt8]
+    let owner: ConnectionID
+}

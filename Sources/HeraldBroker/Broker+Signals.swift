@@ -1,0 +1,233 @@
+import HeraldWire
+
+/// Signals: responder-chain routing up the channel hierarchy (PROTOCOL.md, Signals).
+///
+/// A signal is offered level by level (the channel, then `nextLevel`), and at each level to
+/// the unlocked handler subscriptions (`handle:true`) matching it, one at a time in
+/// subscription order. A handler answers `handled` with `pass` or `stop`; silence for
+/// `timeout_ms` or leaving counts as `pass` and is listed in `timeouts`. Callbacks from a
+/// handler reach the sender in order before its one `ok`.
+extension Broker {
+    /// The default per-handler wait and the longest accepted.
+    static let defaultSignalTimeoutMs = 1_000
+    static let maxSignalTimeoutMs = 3_600_000
+
+    /// `signal {ch, data?, tag?, timeout_ms?}`.
+    func signal(from session: Session, now: Int) throws(HeraldError) {
+        let origin = try concreteName(.ch)
+        let timeout = try scanner.int(.timeoutMs) ?? Broker.defaultSignalTimeoutMs
+        guard timeout >= 1, timeout <= Broker.maxSignalTimeoutMs else {
+            throw HeraldError(.badField, "field 'timeout_ms' must be 1 to " + String(Broker.maxSignalTimeoutMs))
+        }
+        nextSignalID += 1
+        let pending = PendingSignal(
+            id: nextSignalID, sender: session, origin: origin,
+            data: scanner.raw(.data).map { Array($0) }, tag: scanner.raw(.tag).map { Array($0) },
+            rid: current.ridRaw.map { Array($0) }, timeoutMs: timeout, levels: route(from: origin))
+        signals[pending.id] = pending
+        advance(pending, now: now)
+    }
+
+    /// `handled {id, action}`: a handler's verdict on the offer it holds.
+    func handled(from session: Session, now: Int) throws(HeraldError) {
+        let pending = try offeredSignal(to: session)
+        guard let action = try scanner.string(.action) else {
+            throw HeraldError(.missingField, "missing field 'action'")
+        }
+        let stop: Bool
+        switch action {
+        case Array("stop".utf8): stop = true
+        case Array("pass".utf8): stop = false
+        default: throw HeraldError(.badField, "field 'action' must be \"pass\" or \"stop\"")
+        }
+        if current.ridRaw != nil { answer(session, .handled) { _ in } }
+        guard let pending, pending.offeredTo == session.id else { return }  // late: ignored
+        deadlines.cancel(kind: .signalOffer, id: pending.id)
+        if stop {
+            finish(pending, handledBy: pending.offeredID, at: pending.level)
+        } else {
+            advance(pending, now: now)
+        }
+    }
+
+    /// `callback {id, data?}`: passes data back to the sender of a signal still under way.
+    func callback(from session: Session) throws(HeraldError) {
+        guard let pending = try offeredSignal(to: session) else {
+            throw HeraldError(.notFound, "no signal with that id is under way")
+        }
+        let data = scanner.raw(.data)
+        write(pending.sender) { out in
+            out.appendRaw(#"{"callback":"#)
+            out.append(contentsOf: pending.quotedID)
+            out.appendRaw(#","from":"#)
+            out.append(contentsOf: session.quotedClientID)
+            if let data {
+                out.appendRaw(#","data":"#)
+                out.appendRaw(data)
+            }
+            out.appendRaw("}\n")
+        }
+        if current.ridRaw != nil { answer(session, .callback) { _ in } }
+    }
+
+    /// The signal named by `id` if it was ever offered to `session`: nil when it already
+    /// finished (then `handled` is ignored); `not_found` when it was never offered there.
+    private func offeredSignal(to session: Session) throws(HeraldError) -> PendingSignal? {
+        guard let text = try scanner.string(.id) else { throw HeraldError(.missingField, "missing field 'id'") }
+        let number = PendingSignal.number(from: text)
+        if let number, let pending = signals[number], pending.askedConnections.contains(session.id) {
+            return pending
+        }
+        if let number, number <= nextSignalID, finishedOffers[session.id]?.contains(number) == true {
+            return nil
+        }
+        throw HeraldError(.notFound, "no signal with that id was offered to this connection")
+    }
+
+    /// A deadline passed: the handler asked counts as `pass`, listed in `timeouts`.
+    func expireSignalOffer(_ id: Int, now: Int) {
+        guard let pending = signals[id], let handler = pending.offeredID else { return }
+        pending.timeouts.append(handler)
+        advance(pending, now: now)
+    }
+
+    /// Offers the signal to the next handler, moving up levels as they run out.
+    private func advance(_ pending: PendingSignal, now: Int) {
+        pending.offeredID = nil
+        pending.offeredTo = nil
+        while true {
+            while pending.nextCandidate < pending.candidates.count {
+                let handler = pending.candidates[pending.nextCandidate]
+                pending.nextCandidate += 1
+                guard let level = pending.level, mayOffer(handler, level: level) else { continue }
+                offer(pending, to: handler, level: level, now: now)
+                return
+            }
+            pending.levelIndex += 1
+            guard let level = pending.level else {
+                finish(pending, handledBy: nil, at: nil)
+                return
+            }
+            pending.candidates = handlers(matching: level)
+            pending.nextCandidate = 0
+        }
+    }
+
+    private func mayOffer(_ handler: Subscription, level: [UInt8]) -> Bool {
+        handler.isActive && !handler.session.closeAfterFlush
+            && (locks.count == 0 || !isLocked(handler, named: level))
+    }
+
+    /// Handler subscriptions matching a level, in subscription order.
+    private func handlers(matching level: [UInt8]) -> [Subscription] {
+        var found: [Subscription] = []
+        for target in index.targets(for: level) {
+            switch target {
+            case .single(let subscription, _): if subscription.isHandler { found.append(subscription) }
+            case .group(let group): found.append(contentsOf: group.members.filter(\.isHandler))
+            }
+        }
+        return found.sorted { $0.serial < $1.serial }
+    }
+
+    private func offer(_ pending: PendingSignal, to handler: Subscription, level: [UInt8], now: Int) {
+        let session = handler.session
+        pending.offeredID = handler.globalID
+        pending.offeredTo = session.id
+        pending.askedConnections.insert(session.id)
+        pending.hops += 1
+        var isLast = false
+        if let remaining = handler.remaining {
+            handler.remaining = remaining - 1
+            isLast = remaining == 1
+        }
+        write(session) { out in
+            out.appendRaw(#"{"signal":"#)
+            out.appendJSONString(level)
+            out.appendRaw(#","id":"#)
+            out.append(contentsOf: pending.quotedID)
+            out.appendRaw(#","sub":"#)
+            out.appendJSONString(handler.name)
+            out.appendRaw(#","origin":"#)
+            out.appendJSONString(pending.origin)
+            out.appendRaw(#","from":"#)
+            out.append(contentsOf: pending.sender.quotedClientID)
+            if let tag = pending.tag {
+                out.appendRaw(#","tag":"#)
+                out.append(contentsOf: tag)
+            }
+            out.append(contentsOf: handler.argsFragment)
+            if isLast { out.appendRaw(#","last":true"#) }
+            if let data = pending.data {
+                out.appendRaw(#","data":"#)
+                out.append(contentsOf: data)
+            }
+            out.appendRaw("}\n")
+        }
+        if isLast { end(handler) }
+        deadlines.schedule(at: now + pending.timeoutMs, kind: .signalOffer, id: pending.id)
+    }
+
+    /// Sends the sender its one `ok` and forgets the signal.
+    private func finish(_ pending: PendingSignal, handledBy: [UInt8]?, at level: [UInt8]?) {
+        signals[pending.id] = nil
+        deadlines.cancel(kind: .signalOffer, id: pending.id)
+        rememberFinished(pending)
+        write(pending.sender) { out in
+            out.appendRaw(#"{"ok":"signal""#)
+            if let rid = pending.rid {
+                out.appendRaw(#","rid":"#)
+                out.append(contentsOf: rid)
+            }
+            out.appendRaw(#","id":"#)
+            out.append(contentsOf: pending.quotedID)
+            out.appendRaw(#","handled_by":"#)
+            appendNullable(handledBy, to: &out)
+            out.appendRaw(#","at":"#)
+            appendNullable(level, to: &out)
+            appendCounter(&out, "hops", pending.hops)
+            out.appendRaw(#","timeouts":["#)
+            for (position, id) in pending.timeouts.enumerated() {
+                if position > 0 { out.append(UInt8(ascii: ",")) }
+                out.appendJSONString(id)
+            }
+            out.appendRaw("]}\n")
+        }
+    }
+
+    /// Keeps, per handler connection, the ids of finished signals it was offered, so a late
+    /// `handled` is ignored rather than `not_found`. Bounded: the oldest are forgotten.
+    private func rememberFinished(_ pending: PendingSignal) {
+        for connection in pending.askedConnections where sessions[connection] != nil {
+            var finished = finishedOffers[connection] ?? []
+            finished.append(pending.id)
+            if finished.count > Broker.finishedOffersKept { finished.removeFirst(finished.count / 2) }
+            finishedOffers[connection] = finished
+        }
+    }
+
+    /// How many finished signal ids are remembered per handler connection.
+    static let finishedOffersKept = 1_024
+
+    private func appendNullable(_ bytes: [UInt8]?, to out: inout [UInt8]) {
+        if let bytes { out.appendJSONString(bytes) } else { out.appendRaw("null") }
+    }
+
+    /// A departing connection: its own signals end silently; offers it holds count as
+    /// `pass` (listed in `timeouts`) and move on.
+    func releaseSignals(of session: Session, now: Int) {
+        finishedOffers[session.id] = nil
+        guard !signals.isEmpty else { return }
+        for pending in signals.values.sorted(by: { $0.id < $1.id }) {
+            if pending.sender === session {
+                signals[pending.id] = nil
+                deadlines.cancel(kind: .signalOffer, id: pending.id)
+                rememberFinished(pending)
+            } else if pending.offeredTo == session.id, let handler = pending.offeredID {
+                deadlines.cancel(kind: .signalOffer, id: pending.id)
+                pending.timeouts.append(handler)
+                advance(pending, now: now)
+            }
+        }
+    }
+}
