@@ -150,8 +150,8 @@ def latency_table(summary, brokers):
 def fmt_bytes(v):
     if v is None:
         return "–"
-    if abs(v) >= 10 * 1024:
-        return f"{v / 1024:,.1f} KiB"
+    if abs(v) >= 1024 * 1024:
+        return f"{v / 1048576:,.1f} MiB"
     return f"{v:,.0f} B"
 
 
@@ -290,6 +290,7 @@ def main():
     ap.add_argument("--results", required=True)
     ap.add_argument("--mode", default="full")
     ap.add_argument("--reps", default="?")
+    ap.add_argument("--scale-reps", default=None)
     ap.add_argument("--cmdline", default="")
     ap.add_argument("--cpu", default="")
     ap.add_argument("--nproc", default="")
@@ -333,7 +334,9 @@ def main():
         "",
         f"- Date: {now}",
         f"- Machine: {a.nproc} CPUs ({a.cpu}), Linux {a.kernel}",
-        f"- Command: `{a.cmdline}` (mode {a.mode}, {a.reps} repetition(s) per case, medians shown)",
+        f"- Command: `{a.cmdline}` (mode {a.mode}, {a.reps} repetition(s) per case"
+        + (f", {a.scale_reps} per scale case" if a.scale_reps and a.scale_reps != a.reps else "")
+        + ", medians shown)",
     ]
     for v in [x for x in a.versions.splitlines() if x.strip()]:
         md.append(f"- Peer: {v.strip()}")
@@ -374,7 +377,7 @@ def main():
         md += ["", f"![fan-out and payload curves]({os.path.basename(a.out_png)})", ""]
     if failed:
         md += ["", "Failed runs:", ""]
-        md += [f"- {r['proto']} {r['workload']} subs={r['subs']} size={r['size']} rep {r.get('rep')}: "
+        md += [f"- {r['proto']} {r['workload']} subs={r.get('subs', '–')} size={r.get('size', '–')} rep {r.get('rep')}: "
                f"{r['error']}" for r in failed]
     md.append(f"\nRaw results: `{os.path.basename(os.path.dirname(a.out_md)) or '.'}/bench-results.jsonl`.\n")
     with open(a.out_md, "w") as f:
