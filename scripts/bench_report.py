@@ -3,7 +3,9 @@
 
 Reads the JSON lines written by `herald-bench --json` (plus "rep", or "error" for a failed
 run), takes medians over repetitions, prints markdown tables with Herald/peer ratios, and
-optionally writes docs/benchmarks.md and docs/bench-fanout.png.
+optionally writes docs/benchmarks.md and docs/bench-fanout.png. The scale workloads (idle,
+subscriptions) carry rss_before/rss_after/bytes_per_conn|bytes_per_sub/seconds instead of
+rates and get a table of their own.
 """
 import argparse
 import datetime
@@ -13,6 +15,7 @@ import statistics
 import sys
 
 ORDER = ["herald", "nats", "redis", "mqtt", "sink"]
+SCALE = ("idle", "subscriptions")
 LABEL = {"herald": "heraldd", "nats": "nats-server", "redis": "redis", "mqtt": "mosquitto",
          "sink": "sink (generator ceiling)"}
 
@@ -53,6 +56,8 @@ def group(rows):
     """(workload, subs, size) -> proto -> summary."""
     out = {}
     for r in rows:
+        if r["workload"] in SCALE:
+            continue
         key = (r["workload"], r["subs"], r["size"])
         out.setdefault(key, {}).setdefault(r["proto"], []).append(r)
     summary = {}
@@ -142,6 +147,112 @@ def latency_table(summary, brokers):
     return "\n".join(lines)
 
 
+def fmt_bytes(v):
+    if v is None:
+        return "–"
+    if abs(v) >= 1024 * 1024:
+        return f"{v / 1048576:,.1f} MiB"
+    return f"{v:,.0f} B"
+
+
+def fmt_mib(v):
+    return "–" if v is None else f"{v / 1048576:,.1f} MiB"
+
+
+def fmt_secs(v):
+    if v is None:
+        return "–"
+    return f"{v:.2f} s" if v < 100 else f"{v:.0f} s"
+
+
+def scale_summary(rows):
+    """workload -> proto -> medians of the scale fields, at the largest size measured."""
+    out = {}
+    for w, size_key, per_key in (("idle", "conns", "bytes_per_conn"),
+                                 ("subscriptions", "subs_total", "bytes_per_sub")):
+        runs = [r for r in rows if r["workload"] == w]
+        if not runs:
+            continue
+        sizes = [r.get(size_key) or r.get("size") for r in runs]
+        size = max(x for x in sizes if x is not None)
+        for r in runs:
+            if (r.get(size_key) or r.get("size")) != size:
+                continue
+            out.setdefault(w, {"size": size}).setdefault(r["proto"], []).append(r)
+        for proto, rs in list(out[w].items()):
+            if proto == "size":
+                continue
+            ok = [r for r in rs if "error" not in r]
+            s = {"runs": len(rs), "failed": len(rs) - len(ok)}
+            if ok:
+                s["per"] = median([r.get(per_key) for r in ok])
+                s["seconds"] = median([r.get("seconds") for r in ok])
+                s["rss_before"] = median([r.get("rss_before") for r in ok])
+                s["rss_after"] = median([r.get("rss_after") for r in ok])
+            else:
+                s["error"] = rs[0].get("error", "failed")
+            out[w][proto] = s
+    return out
+
+
+def scale_table(rows, brokers):
+    sc = scale_summary(rows)
+    if not sc:
+        return ""
+    names = [b for b in brokers if b != "sink"]
+    idle = sc.get("idle", {})
+    subs = sc.get("subscriptions", {})
+    n_conn = f"{idle['size']:,}" if idle else "–"
+    n_sub = f"{subs['size']:,}" if subs else "–"
+    head = ["broker", f"RSS per idle connection ({n_conn} conns)", f"time to connect {n_conn}",
+            f"time to create {n_sub} subscriptions", "subscriptions/s",
+            "RSS per subscription", "RSS with all subscriptions"]
+    lines = ["### Scale (memory per idle connection and per subscription, subscription set-up time; "
+             "lower is better)", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+    def get(table, b, field):
+        s = table.get(b)
+        return None if not s or "error" in s else s.get(field)
+
+    def failed(table, b, text):
+        s = table.get(b)
+        if s and "error" in s:
+            return "failed"
+        if s and s.get("failed"):
+            return f"{text} ({s['failed']} failed)"
+        return text
+
+    for b in names:
+        if b not in idle and b not in subs:
+            continue
+        secs = get(subs, b, "seconds")
+        rate = subs["size"] / secs if subs and secs else None
+        lines.append("| " + " | ".join([
+            LABEL[b],
+            failed(idle, b, fmt_bytes(get(idle, b, "per"))),
+            failed(idle, b, fmt_secs(get(idle, b, "seconds"))),
+            failed(subs, b, fmt_secs(secs)),
+            fmt_rate(rate),
+            failed(subs, b, fmt_bytes(get(subs, b, "per"))),
+            fmt_mib(get(subs, b, "rss_after")),
+        ]) + " |")
+
+    def r(table, b, field):
+        h, p = get(table, "herald", field), get(table, b, field)
+        return f"{h / p:.2f}×" if h is not None and p else "–"
+
+    for b in names:
+        if b == "herald":
+            continue
+        if not (idle.get("herald") or subs.get("herald")) or not (idle.get(b) or subs.get(b)):
+            continue
+        lines.append("| " + " | ".join([
+            f"herald/{b} (ratio)", r(idle, b, "per"), r(idle, b, "seconds"), r(subs, b, "seconds"),
+            "", r(subs, b, "per"), r(subs, b, "rss_after")]) + " |")
+    lines.append("")
+    return "\n".join(lines)
+
+
 def plot(summary, brokers, path):
     try:
         import matplotlib
@@ -179,6 +290,7 @@ def main():
     ap.add_argument("--results", required=True)
     ap.add_argument("--mode", default="full")
     ap.add_argument("--reps", default="?")
+    ap.add_argument("--scale-reps", default=None)
     ap.add_argument("--cmdline", default="")
     ap.add_argument("--cpu", default="")
     ap.add_argument("--nproc", default="")
@@ -195,7 +307,9 @@ def main():
         return 1
     summary = group(rows)
     present = {r["proto"] for r in rows}
-    brokers = [b for b in ORDER if b in a.brokers.split(",") and b in present]
+    # rows carried over from an earlier run (scale-only) may name brokers not started now
+    listed = set(a.brokers.split(",")) | {r["proto"] for r in rows if r.get("carried_over")}
+    brokers = [b for b in ORDER if b in listed and b in present]
 
     tables = "\n".join(t for t in [
         throughput_table(summary, "fanout", brokers,
@@ -203,6 +317,7 @@ def main():
         throughput_table(summary, "channels", brokers,
                          "Channels: 1000 channels × 1 subscriber (10 connections) + 1 wildcard subscriber"),
         latency_table(summary, brokers),
+        scale_table(rows, brokers),
     ] if t)
     print(tables)
 
@@ -219,10 +334,15 @@ def main():
         "",
         f"- Date: {now}",
         f"- Machine: {a.nproc} CPUs ({a.cpu}), Linux {a.kernel}",
-        f"- Command: `{a.cmdline}` (mode {a.mode}, {a.reps} repetition(s) per case, medians shown)",
+        f"- Command: `{a.cmdline}` (mode {a.mode}, {a.reps} repetition(s) per case"
+        + (f", {a.scale_reps} per scale case" if a.scale_reps and a.scale_reps != a.reps else "")
+        + ", medians shown)",
     ]
     for v in [x for x in a.versions.splitlines() if x.strip()]:
         md.append(f"- Peer: {v.strip()}")
+    if any(r.get("carried_over") for r in rows):
+        md.append("- The fan-out, channels and latency tables are carried over from the previous "
+                  "results file; only the scale table was measured by this command.")
     if "herald" not in present:
         md.append("- **heraldd was not measured** (not built when this ran): ratios are missing.")
     md += [
@@ -236,13 +356,28 @@ def main():
         "compared, not totals. The sink column is an in-process no-op server that forwards the "
         "publisher's frames in Herald's delivery format: the generator's own ceiling.",
         "",
+        "Scale: every scale run starts a fresh broker and reads its VmRSS (/proc/PID/status) "
+        "before and after. *Idle connections*: N connections opened with non-blocking connects "
+        "(at most 64 in flight, below every listen backlog), each completing its handshake so the broker has set up its "
+        "per-connection state (Herald: the `{\"info\":…}` line; NATS: CONNECT + PING → PONG; "
+        "Redis: PING → PONG; MQTT: CONNECT → CONNACK), held while RSS is read (0.5 s after the "
+        "last handshake), then closed; RSS per connection = growth / N. *Subscriptions*: N "
+        "distinct concrete channels `bench.s.<i>` subscribed over 4 connections, the requests "
+        "pipelined back to back (Redis: 100 channels per SUBSCRIBE, MQTT: 100 filters per "
+        "SUBSCRIBE packet, Herald and NATS: one request each) while the confirmations are "
+        "counted (Herald `{\"ok\":\"sub\"…}` lines, Redis subscribe replies, MQTT SUBACKs; NATS "
+        "confirms nothing per SUB, so one PING at the end and its PONG); the time runs from the "
+        "first request to the last confirmation, RSS per subscription = growth / N (the four "
+        "connections already exist in the RSS before). RSS includes whatever the broker has "
+        "not returned to the OS (allocator caches, for nats-server the Go heap not yet collected).",
+        "",
         tables,
     ]
     if png_ok:
         md += ["", f"![fan-out and payload curves]({os.path.basename(a.out_png)})", ""]
     if failed:
         md += ["", "Failed runs:", ""]
-        md += [f"- {r['proto']} {r['workload']} subs={r['subs']} size={r['size']} rep {r.get('rep')}: "
+        md += [f"- {r['proto']} {r['workload']} subs={r.get('subs', '–')} size={r.get('size', '–')} rep {r.get('rep')}: "
                f"{r['error']}" for r in failed]
     md.append(f"\nRaw results: `{os.path.basename(os.path.dirname(a.out_md)) or '.'}/bench-results.jsonl`.\n")
     with open(a.out_md, "w") as f:

@@ -5,7 +5,10 @@ enum Proto: String, Sendable, CaseIterable {
 }
 
 enum Workload: String, Sendable, CaseIterable {
-    case fanout, channels, latency
+    case fanout, channels, latency, idle, subscriptions
+
+    /// Scale workloads measure the broker's memory and set-up time, not message rates.
+    var isScale: Bool { self == .idle || self == .subscriptions }
 }
 
 struct Options: Sendable {
@@ -20,6 +23,14 @@ struct Options: Sendable {
     /// channels workload: number of channels and of subscriber connections they are spread over.
     var channels = 1000
     var subConns = 10
+    /// Whether --sub-conns was given (its default differs per workload).
+    var subConnsGiven = false
+    /// idle workload: connections to open and hold.
+    var conns = 10_000
+    /// subscriptions workload: distinct concrete channels subscribed in total.
+    var subsTotal = 1_000_000
+    /// Broker process whose RSS the scale workloads sample (/proc/PID/status VmRSS).
+    var pid: Int32?
     /// idle timeout (seconds) that ends a measurement when deliveries stop.
     var idle = 2.0
     /// latency workload: unmeasured round trips first.
@@ -28,9 +39,10 @@ struct Options: Sendable {
 
 let usageText = """
     usage: herald-bench --proto herald|nats|redis|mqtt|sink [--host 127.0.0.1] --port P
-                        --workload fanout|channels|latency [--subs S] [--size BYTES]
-                        [--count N] [--json]
+                        --workload fanout|channels|latency|idle|subscriptions
+                        [--subs S] [--size BYTES] [--count N] [--json]
                         [--channels C] [--sub-conns K] [--idle SECONDS] [--warmup N]
+                        [--conns N] [--subs-total N] [--pid PID]
 
       --proto      broker protocol; `sink` starts a built-in no-op server (Herald wire
                    format) in-process and measures the generator's own ceiling (--port ignored)
@@ -39,6 +51,13 @@ let usageText = """
                              K connections (default 10), plus one wildcard subscriber;
                              N messages published round-robin over the channels
                    latency:  N sequential publish -> delivery round trips (p50/p99/p99.9)
+                   idle:     open --conns N (default 10000) connections, each completing the
+                             protocol handshake, and hold them: broker RSS per connection
+                   subscriptions: subscribe to --subs-total N (default 1000000) distinct
+                             channels bench.s.<i> over K connections (--sub-conns, default 4),
+                             pipelined: time until all are confirmed, broker RSS per subscription
+      --pid        broker process id; the scale workloads read its VmRSS before and after
+                   (without it they report times only)
       --size       payload bytes (Herald: the JSON `data` value including its quotes, >= 2)
       --json       also print one JSON object line with the result
       --idle       seconds without a delivery that end a measurement (default 2)
@@ -81,7 +100,7 @@ func parseArguments(_ args: [String]) throws -> Options {
         case "--workload":
             let s = try value(a)
             guard let w = Workload(rawValue: s) else {
-                throw UsageError(description: "unknown --workload '\(s)' (fanout, channels, latency)")
+                throw UsageError(description: "unknown --workload '\(s)' (fanout, channels, latency, idle, subscriptions)")
             }
             o.workload = w
         case "--subs": o.subs = try int(a, min: 1)
@@ -89,7 +108,12 @@ func parseArguments(_ args: [String]) throws -> Options {
         case "--count": o.count = try int(a, min: 1)
         case "--json": o.json = true
         case "--channels": o.channels = try int(a, min: 1)
-        case "--sub-conns": o.subConns = try int(a, min: 1)
+        case "--sub-conns":
+            o.subConns = try int(a, min: 1)
+            o.subConnsGiven = true
+        case "--conns": o.conns = try int(a, min: 1)
+        case "--subs-total": o.subsTotal = try int(a, min: 1)
+        case "--pid": o.pid = Int32(try int(a, min: 1))
         case "--warmup": o.warmup = try int(a, min: 0)
         case "--idle":
             let s = try value(a)
@@ -112,7 +136,15 @@ func parseArguments(_ args: [String]) throws -> Options {
     if o.proto == .sink && o.workload == .channels {
         throw UsageError(description: "sink mode supports the fanout and latency workloads only")
     }
-    if o.subConns > o.channels { o.subConns = o.channels }
+    if o.proto == .sink && o.workload.isScale {
+        throw UsageError(description: "the idle and subscriptions workloads need a real broker (--proto herald|nats|redis|mqtt)")
+    }
+    if o.workload == .subscriptions {
+        if !o.subConnsGiven { o.subConns = 4 }
+        if o.subConns > o.subsTotal { o.subConns = o.subsTotal }
+    } else if o.subConns > o.channels {
+        o.subConns = o.channels
+    }
     if o.warmup < 0 { o.warmup = min(1000, o.count / 10) }
     return o
 }

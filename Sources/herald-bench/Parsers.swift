@@ -10,7 +10,7 @@ protocol WireParser: Sendable {
     var deliveries: Int { get set }
     /// Confirmations of subscribe requests (Herald `ok`, NATS `PONG`, Redis `subscribe`, MQTT `SUBACK`).
     var acks: Int { get }
-    /// Server hello (Herald `info`, NATS `INFO`, MQTT `CONNACK`).
+    /// Server hello (Herald `info`, NATS `INFO`, MQTT `CONNACK`, a top-level Redis `+PONG`).
     var greetings: Int { get }
     /// Keep-alive probes received and not yet answered (Herald `ping`, NATS `PING`).
     var pongsDue: Int { get set }
@@ -291,6 +291,9 @@ struct RedisParser: WireParser {
             errors += 1
             if errorText.isEmpty { errorText = textOf(l, e) }
             elementDone()
+        case UInt8(ascii: "+") where arrLeft == 0:
+            // A top-level simple string (`+PONG` to the idle workload's PING) ends a handshake.
+            greetings += 1
         default:
             elementDone()
         }

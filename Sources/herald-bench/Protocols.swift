@@ -18,6 +18,20 @@ protocol BrokerProtocol: Sendable {
     static func publishFrame(channel: String, size: Int) -> [UInt8]
     /// The answer to a server keep-alive probe.
     static var pong: [UInt8] { get }
+    /// idle workload: what a client sends as soon as its TCP connect completes (its whole half
+    /// of the handshake, so no per-connection state machine is needed beyond the parser).
+    static func idleHello(clientIndex: Int) -> [UInt8]
+    /// idle workload: whether the broker's half of the handshake has arrived.
+    static func idleReady(_ p: Parser) -> Bool
+    /// subscriptions workload: one batch of a long pipelined run; `final` marks the last batch
+    /// (NATS confirms nothing per SUB, so only the final batch carries its PING).
+    static func bulkSubscribeFrames(_ channels: [String], firstSid: Int, final: Bool) -> (bytes: [UInt8], acks: Int)
+}
+
+extension BrokerProtocol {
+    static func bulkSubscribeFrames(_ channels: [String], firstSid: Int, final: Bool) -> (bytes: [UInt8], acks: Int) {
+        subscribeFrames(channels, firstSid: firstSid)
+    }
 }
 
 extension Array where Element == UInt8 {
@@ -84,6 +98,10 @@ enum HeraldProto: BrokerProtocol {
     }
 
     static let pong: [UInt8] = Array("{\"op\":\"pong\"}\n".utf8)
+
+    // The server speaks first: the `{"info":…}` line means the session exists.
+    static func idleHello(clientIndex: Int) -> [UInt8] { [] }
+    static func idleReady(_ p: HeraldParser) -> Bool { p.greetings >= 1 }
 }
 
 // MARK: - NATS
@@ -114,6 +132,19 @@ enum NatsProto: BrokerProtocol {
     }
 
     static let pong: [UInt8] = Array("PONG\r\n".utf8)
+
+    // CONNECT may precede the server's INFO; the PONG proves the CONNECT was processed.
+    static func idleHello(clientIndex: Int) -> [UInt8] {
+        Array("CONNECT {\"verbose\":false,\"pedantic\":false}\r\nPING\r\n".utf8)
+    }
+    static func idleReady(_ p: NatsParser) -> Bool { p.greetings >= 1 && p.acks >= 1 }
+
+    static func bulkSubscribeFrames(_ channels: [String], firstSid: Int, final: Bool) -> (bytes: [UInt8], acks: Int) {
+        var b: [UInt8] = []
+        for (k, ch) in channels.enumerated() { b.add("SUB \(ch) \(firstSid + k)\r\n") }
+        if final { b.add("PING\r\n") }
+        return (b, final ? 1 : 0)
+    }
 }
 
 // MARK: - Redis (RESP2)
@@ -151,6 +182,10 @@ enum RedisProto: BrokerProtocol {
 
     // RESP2 servers never probe clients.
     static let pong: [UInt8] = []
+
+    // Redis sends no greeting; a PING round trip makes it read from (and set up) the client.
+    static func idleHello(clientIndex: Int) -> [UInt8] { Array("*1\r\n$4\r\nPING\r\n".utf8) }
+    static func idleReady(_ p: RedisParser) -> Bool { p.greetings >= 1 }
 }
 
 // MARK: - MQTT 3.1.1, clean session, QoS 0
@@ -178,6 +213,15 @@ enum MqttProto: BrokerProtocol {
     }
 
     static func handshake(_ s: inout Session<MqttParser>, clientIndex: Int) throws {
+        try s.conn.writeAll(connectPacket(clientIndex: clientIndex))
+        try s.wait(for: "MQTT CONNACK") { $0.greetings >= 1 }
+    }
+
+    static func idleHello(clientIndex: Int) -> [UInt8] { connectPacket(clientIndex: clientIndex) }
+    static func idleReady(_ p: MqttParser) -> Bool { p.greetings >= 1 }
+
+    /// CONNECT, clean session, keep-alive off, a client id unique per process and index.
+    static func connectPacket(clientIndex: Int) -> [UInt8] {
         var body: [UInt8] = []
         str(&body, "MQTT")
         body.append(4)            // protocol level 3.1.1
@@ -188,8 +232,7 @@ enum MqttProto: BrokerProtocol {
         var pkt: [UInt8] = [0x10]
         varint(&pkt, body.count)
         pkt.append(contentsOf: body)
-        try s.conn.writeAll(pkt)
-        try s.wait(for: "MQTT CONNACK") { $0.greetings >= 1 }
+        return pkt
     }
 
     static func subscribeFrames(_ channels: [String], firstSid: Int) -> (bytes: [UInt8], acks: Int) {

@@ -332,6 +332,7 @@ struct Runner<B: BrokerProtocol> {
         case .fanout: return try fanout()
         case .channels: return try channels()
         case .latency: return try latency()
+        case .idle, .subscriptions: throw BenchError("\(o.workload.rawValue) is a scale workload: use runScale()")
         }
     }
 }

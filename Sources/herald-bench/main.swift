@@ -15,8 +15,8 @@ do {
 
 func grouped(_ v: Double) -> String {
     let n = Int(v.rounded())
-    let s = String(n)
-    var out = ""
+    let s = String(n.magnitude)
+    var out = n < 0 ? "-" : ""
     for (k, ch) in s.enumerated() {
         if k > 0 && (s.count - k) % 3 == 0 { out.append(",") }
         out.append(ch)
@@ -34,6 +34,54 @@ func fixed(_ v: Double, _ digits: Int) -> String {
 func jsonNumber(_ v: Double?) -> String {
     guard let v, v.isFinite else { return "null" }
     return fixed(v, 3)
+}
+
+func jsonInt(_ v: Int?) -> String {
+    v.map { String($0) } ?? "null"
+}
+
+func mib(_ bytes: Int) -> String {
+    fixed(Double(bytes) / 1048576, 1) + " MiB"
+}
+
+/// The scale workloads report memory and set-up time instead of message rates.
+func runScale() throws {
+    let r: ScaleResult
+    switch options.proto {
+    case .herald: r = try Runner<HeraldProto>(o: options, port: options.port).runScale()
+    case .nats: r = try Runner<NatsProto>(o: options, port: options.port).runScale()
+    case .redis: r = try Runner<RedisProto>(o: options, port: options.port).runScale()
+    case .mqtt: r = try Runner<MqttProto>(o: options, port: options.port).runScale()
+    case .sink: throw BenchError("sink mode has no scale workloads")
+    }
+    let idle = r.workload == "idle"
+    var line = "\(r.proto) \(r.workload): "
+    line += idle ? "\(grouped(Double(r.items))) connections (handshake done)"
+                 : "\(grouped(Double(r.items))) subscriptions over \(r.conns) connections"
+    line += " in \(fixed(r.seconds, 3)) s"
+    if !idle && r.seconds > 0 { line += " (\(grouped(Double(r.items) / r.seconds)) subs/s)" }
+    if let b = r.rssBefore, let a = r.rssAfter, let per = r.bytesPerItem {
+        line += ", RSS \(mib(b)) -> \(mib(a)), \(grouped(per)) B per \(idle ? "connection" : "subscription")"
+    } else {
+        line += " (no --pid: RSS not measured)"
+    }
+    print(line)
+    if options.json {
+        let perKey = idle ? "bytes_per_conn" : "bytes_per_sub"
+        let countKey = idle ? "\"conns\":\(r.items)" : "\"subs_total\":\(r.items),\"sub_conns\":\(r.conns)"
+        print("{\"proto\":\"\(r.proto)\",\"workload\":\"\(r.workload)\",\(countKey),"
+            + "\"seconds\":\(jsonNumber(r.seconds)),\"rss_before\":\(jsonInt(r.rssBefore)),"
+            + "\"rss_after\":\(jsonInt(r.rssAfter)),\"\(perKey)\":\(jsonNumber(r.bytesPerItem))}")
+    }
+}
+
+if options.workload.isScale {
+    do {
+        try runScale()
+        exit(0)
+    } catch {
+        fail("\(error)")
+    }
 }
 
 do {
@@ -55,7 +103,7 @@ do {
     switch options.workload {
     case .fanout: line += " 1->\(r.subs)"
     case .channels: line += " \(options.channels) ch/\(options.subConns) conns + wildcard"
-    case .latency: break
+    case .latency, .idle, .subscriptions: break
     }
     line += " \(r.size) B: \(grouped(r.msgsPerSec)) msgs/s, delivered \(r.delivered)/\(r.expected)"
     line += ", lost \(r.lost), \(fixed(r.seconds, 3)) s"
