@@ -9,6 +9,7 @@ extension Broker {
         let channel = try publishChannel()
         channel.seq += 1
         buildSharedParts(seq: channel.seq, from: session, data: scanner.raw(.data))
+        recordHistory(on: channel)
         let receivers = fanOut(on: channel, from: session)
         guard current.ridRaw != nil else { return }
         answer(session, .pub) { out in
@@ -48,7 +49,7 @@ extension Broker {
 
     /// Delivers the prepared event to every target of the channel.
     /// - Returns: how many subscriptions received it.
-    private func fanOut(on channel: Channel, from publisher: Session) -> Int {
+    func fanOut(on channel: Channel, from publisher: Session) -> Int {
         if channel.cacheGeneration != index.generation {
             channel.targets = index.targets(for: channel.name)
             channel.cacheGeneration = index.generation

@@ -15,6 +15,8 @@ extension Broker {
             appendCounter(&out, "bytes_out", stats.bytesOut)
             appendCounter(&out, "slow_consumers", stats.slowConsumers)
             appendCounter(&out, "dropped", stats.dropped)
+            appendCounter(&out, "retained_bytes", store.retainedBytes)
+            appendCounter(&out, "history_bytes", retention.historyBytes)
         }
     }
 
@@ -34,7 +36,8 @@ extension Broker {
                 out.appendRaw(#"{"ch":"#)
                 out.appendJSONString(channel.name)
                 appendCounter(&out, "subs", index.matchCount(for: channel.name))
-                out.appendRaw(#","owner":null,"has_value":false"#)
+                out.appendRaw(#","owner":null,"has_value":"#)
+                if store.state(of: channel.name)?.hasContent == true { out.appendRaw("true") } else { out.appendRaw("false") }
                 appendCounter(&out, "seq", channel.seq)
                 out.append(UInt8(ascii: "}"))
             }

@@ -70,6 +70,7 @@ extension Broker {
         case .stats: answerStats(session, now: now)
         case .channels: try answerChannels(session)
         case .subs: answerSubs(session)
+        case .set, .get, .del, .touch, .append, .assign, .splice: try performStateOp(op, for: session)
         default:
             throw HeraldError(.unknownOp, "op \"" + op.rawValue + "\" is not implemented by this heraldd yet")
         }

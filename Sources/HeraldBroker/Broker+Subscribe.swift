@@ -4,7 +4,8 @@ extension Broker {
     /// `sub`: registers (or replaces, by name) a subscription and answers with its name.
     func subscribe(_ session: Session) throws(HeraldError) {
         let (pattern, isWildcard) = try requestedPattern()
-        try rejectUnsupported([.current, .since, .handle])
+        try rejectUnsupported([.handle])
+        let catchUp = try requestedCatchUp(pattern: pattern, isWildcard: isWildcard)
         let max = try requestedMax()
         let group = try scanner.string(.group)
         if let group, group.isEmpty || group.count > 255 {
@@ -28,7 +29,9 @@ extension Broker {
             out.append(contentsOf: subscription.quotedName)
             out.appendRaw(#","ch":"#)
             out.appendJSONString(pattern)
+            if catchUp.since != nil { out.appendRaw(catchUp.recovered ? #","recovered":true"# : #","recovered":false"#) }
         }
+        sendCatchUp(catchUp, to: subscription)
     }
 
     /// `unsub`: ends subscriptions by name, by pattern, or all of them.

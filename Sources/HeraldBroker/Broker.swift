@@ -30,6 +30,10 @@ public final class Broker {
     let startedAt: Int
     /// The request being handled: its op and raw `rid`, echoed in answers.
     var current = RequestContext()
+    /// Retained values and lists; replaced once at start by `restore(_:)`.
+    public internal(set) var store = StateStore()
+    /// Records to persist, held answers and history accounting (`Broker+Journal.swift`).
+    var retention = Retention()
     /// Scratch buffers for building the shared parts of event frames.
     var eventMiddle: [UInt8] = []
     var eventTail: [UInt8] = []
@@ -130,6 +134,7 @@ public final class Broker {
         guard !session.closeAfterFlush else { return }
         stats.slowConsumers += 1
         session.outbound.removeAll()
+        session.barriers.removeAll()
         session.outbound.appendRaw(#"{"error":"slow_consumer","message":"outbound queue passed max_pending ("#)
         session.outbound.appendInt(config.maxPending)
         session.outbound.appendRaw(#" bytes); closing"}"#)

@@ -21,6 +21,8 @@ final class Channel {
     var targets: [Target] = []
     /// The index generation `targets` was computed at; -1 when never.
     var cacheGeneration = -1
+    /// The channel's last events, for `sub` with `since`.
+    var history = EventHistory()
 
     init(name: [UInt8]) {
         self.name = name

@@ -103,7 +103,7 @@ final class Connection {
     /// Sends what the broker queued, then closes if a close was asked for and all is out.
     func flush() {
         guard !isClosing else { return }
-        if !isWriting && !session.outbound.isEmpty { startWrite() }
+        if !isWriting && session.hasWritableOutput { startWrite() }
         if session.closeAfterFlush && !isWriting && session.outbound.isEmpty { close() }
     }
 
