@@ -7,10 +7,17 @@ import Glibc
 extension Server {
     /// Maps the daemon's configuration onto the broker's tunables.
     static func brokerConfig(from config: Config, epoch: String) -> BrokerConfig {
-        BrokerConfig(
+        var tunables = BrokerConfig(
             maxLine: config.maxLine, maxErrors: config.maxErrors, heartbeatMs: config.heartbeatMs,
             maxPending: config.maxPending, overflow: config.slowConsumer == .drop ? .drop : .disconnect,
             version: Version.current, epoch: epoch)
+        tunables.history = config.history
+        tunables.historyBytes = config.historyBytes
+        tunables.stateLimits = StateLimits(
+            maxValueBytes: config.maxValueBytes, maxListLength: config.maxListLength,
+            maxRetainedBytes: config.maxRetainedBytes)
+        tunables.journaling = config.dataDir != nil
+        return tunables
     }
 
     func startSignals() {
@@ -68,6 +75,7 @@ extension Server {
     func finishStopping() {
         guard !handlesClosed else { return }
         handlesClosed = true
+        stopPersistence()
         uv_close(UnsafeMutableRawPointer(flushCheck).assumingMemoryBound(to: uv_handle_t.self)) { handle in
             UnsafeMutableRawPointer(handle)?.deallocate()
         }

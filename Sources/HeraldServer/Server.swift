@@ -34,6 +34,10 @@ public final class Server {
     var isStopping = false
     var stopDeadline = 0
     var handlesClosed = false
+    /// The state writer and its wake-up handle, when `data_dir` is set (`Server+Persistence`).
+    var persistence: Persistence?
+    /// State recovered from `data_dir`, handed to the writer when `run` starts.
+    let recovered: RecoveredState?
 
     /// How long shutdown waits for clients to take their last bytes.
     static let shutdownGraceMs = 3_000
@@ -43,8 +47,11 @@ public final class Server {
     ///   - config: the effective configuration.
     ///   - logger: where log lines go.
     ///   - reload: re-reads the configuration on SIGHUP; nil disables reloading.
-    public init(config: Config, logger: Logger, reload: (() throws -> Config)? = nil) throws(UVError) {
+    ///   - recovered: the state loaded from `data_dir`, or nil to keep state in memory only.
+    public init(config: Config, logger: Logger, reload: (() throws -> Config)? = nil,
+                recovered: RecoveredState? = nil) throws(UVError) {
         self.config = config
+        self.recovered = recovered
         self.logger = logger
         self.reload = reload
         loop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
@@ -60,6 +67,7 @@ public final class Server {
         ticker = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
         broker = Broker(config: Server.brokerConfig(from: config, epoch: makeEpoch()),
                         now: Int(uv_now(loop)), wallClock: wallClockMilliseconds)
+        if let recovered { broker.restore(recovered.entries) }
     }
 
     deinit {
@@ -74,6 +82,7 @@ public final class Server {
     /// - Parameter onListening: called once with the bound TCP port, before serving.
     /// - Throws: UVError when a listener cannot be set up.
     public func run(onListening: (Int) -> Void = { _ in }) throws(UVError) {
+        if let recovered, let directory = config.dataDir { startPersistence(recovered, directory: directory) }
         try startListeners()
         startFlushCheck()
         startTicker()
@@ -128,6 +137,7 @@ public final class Server {
 
     /// Writes every connection with queued bytes: one write each per loop iteration.
     func flushDirty() {
+        drainStateRecords()
         broker.drainDirty { session in connections[session.id]?.flush() }
         if isStopping && connections.isEmpty { finishStopping() }
     }
