@@ -42,6 +42,17 @@ public enum StateDirectory {
     static let temporaryName = "snapshot.tmp"
     static let lockName = "lock"
     static let magic: [UInt8] = Array("HRLDSNP1".utf8)
+    /// `magic | generation u64 LE | CRC32C of both u32 LE`: the generation names the log to
+    /// replay, so it is checksummed like every record.
+    static let headerBytes = 20
+
+    /// The snapshot header for `generation`.
+    static func snapshotHeader(_ generation: UInt64) -> [UInt8] {
+        var bytes = magic
+        RecordFraming.putLE(generation, bytes: 8, to: &bytes)
+        RecordFraming.putLE(UInt64(CRC32C.checksum(bytes)), bytes: 4, to: &bytes)
+        return bytes
+    }
 
     static func logName(_ generation: UInt64) -> String { "log." + String(generation) }
 
@@ -58,6 +69,15 @@ public enum StateDirectory {
             throw PersistenceError("data_dir " + path + ": cannot create the folder")
         }
         let lock = try takeLock(path)
+        do throws(PersistenceError) {
+            return try recover(path: path, lock: lock, repair: repair)
+        } catch {
+            close(lock)
+            throw error
+        }
+    }
+
+    private static func recover(path: String, lock: Int32, repair: Bool) throws(PersistenceError) -> RecoveredState {
         var notes: [String] = []
         let store = StateStore()
         var generation: UInt64 = 0
@@ -71,13 +91,11 @@ public enum StateDirectory {
         let (validLength, replayed) = try replayLog(log, into: store, path: logPath, repair: repair, notes: &notes)
         let descriptor = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            close(lock)
             throw PersistenceError(logPath + ": cannot open for writing (" + String(cString: strerror(errno)) + ")")
         }
         if validLength < log.count {
             guard ftruncate(descriptor, off_t(validLength)) == 0, fdatasync(descriptor) == 0 else {
                 close(descriptor)
-                close(lock)
                 throw PersistenceError(logPath + ": cannot cut the damaged tail (" + String(cString: strerror(errno)) + ")")
             }
         }
@@ -94,11 +112,14 @@ public enum StateDirectory {
         guard descriptor >= 0 else {
             throw PersistenceError("data_dir " + path + ": cannot open the lock file (" + String(cString: strerror(errno)) + ")")
         }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            close(descriptor)
-            throw PersistenceError("data_dir " + path + " is in use by another heraldd")
+        // A lock can outlive its holder by a moment (a daemon still exiting, or a child that
+        // forked and has not reached exec yet), so try for half a second before refusing.
+        for _ in 0..<50 {
+            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return descriptor }
+            usleep(10_000)
         }
-        return descriptor
+        close(descriptor)
+        throw PersistenceError("data_dir " + path + " is in use by another heraldd")
     }
 
     /// Applies a snapshot's records; returns its generation.
@@ -107,11 +128,14 @@ public enum StateDirectory {
     ) throws(PersistenceError) -> UInt64 {
         let name = path + "/" + snapshotName
         let result: Result<UInt64, PersistenceError> = bytes.withUnsafeBytes { raw in
-            guard raw.count >= 16, Array(raw[0..<8]) == magic else {
-                return .failure(PersistenceError(name + ": not a heraldd snapshot (bad header)"))
+            guard raw.count >= headerBytes, Array(raw[0..<8]) == magic,
+                  UInt32(RecordFraming.readLE(raw, at: 16, bytes: 4))
+                    == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<16])) else {
+                return .failure(PersistenceError(name + ": not a heraldd snapshot or a damaged header"
+                    + "; move it away to start without it"))
             }
             let generation = RecordFraming.readLE(raw, at: 8, bytes: 8)
-            var offset = 16
+            var offset = headerBytes
             var count = 0
             while offset < raw.count {
                 guard let range = RecordFraming.payload(in: raw, at: offset) else { break }

@@ -220,8 +220,7 @@ public final class StateWriter: @unchecked Sendable {
         snapshotRequested = false
         if unsynced { sync() }
         let next = generation + 1
-        var bytes = StateDirectory.magic
-        RecordFraming.putLE(next, bytes: 8, to: &bytes)
+        var bytes = StateDirectory.snapshotHeader(next)
         for (name, state) in entries {
             if state.hasContent {
                 var content: [UInt8] = []
