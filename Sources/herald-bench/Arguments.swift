@@ -5,7 +5,7 @@ enum Proto: String, Sendable, CaseIterable {
 }
 
 enum Workload: String, Sendable, CaseIterable {
-    case fanout, channels, latency
+    case fanout, channels, latency, set
 }
 
 struct Options: Sendable {
@@ -24,6 +24,9 @@ struct Options: Sendable {
     var idle = 2.0
     /// latency workload: unmeasured round trips first.
     var warmup = -1
+    /// set workload: acknowledged sets in flight, and channels written round-robin.
+    var window = 256
+    var keys = 1000
 }
 
 let usageText = """
@@ -31,6 +34,7 @@ let usageText = """
                         --workload fanout|channels|latency [--subs S] [--size BYTES]
                         [--count N] [--json]
                         [--channels C] [--sub-conns K] [--idle SECONDS] [--warmup N]
+                        [--window W] [--keys K]
 
       --proto      broker protocol; `sink` starts a built-in no-op server (Herald wire
                    format) in-process and measures the generator's own ceiling (--port ignored)
@@ -39,6 +43,8 @@ let usageText = """
                              K connections (default 10), plus one wildcard subscriber;
                              N messages published round-robin over the channels
                    latency:  N sequential publish -> delivery round trips (p50/p99/p99.9)
+                   set:      N acknowledged `set`s (Herald only) over K channels (default
+                             1000), W in flight (default 256); reports sets/s
       --size       payload bytes (Herald: the JSON `data` value including its quotes, >= 2)
       --json       also print one JSON object line with the result
       --idle       seconds without a delivery that end a measurement (default 2)
@@ -81,7 +87,7 @@ func parseArguments(_ args: [String]) throws -> Options {
         case "--workload":
             let s = try value(a)
             guard let w = Workload(rawValue: s) else {
-                throw UsageError(description: "unknown --workload '\(s)' (fanout, channels, latency)")
+                throw UsageError(description: "unknown --workload '\(s)' (fanout, channels, latency, set)")
             }
             o.workload = w
         case "--subs": o.subs = try int(a, min: 1)
@@ -91,6 +97,8 @@ func parseArguments(_ args: [String]) throws -> Options {
         case "--channels": o.channels = try int(a, min: 1)
         case "--sub-conns": o.subConns = try int(a, min: 1)
         case "--warmup": o.warmup = try int(a, min: 0)
+        case "--window": o.window = try int(a, min: 1)
+        case "--keys": o.keys = try int(a, min: 1)
         case "--idle":
             let s = try value(a)
             guard let v = Double(s), v > 0 else { throw UsageError(description: "--idle needs seconds > 0") }
@@ -111,6 +119,9 @@ func parseArguments(_ args: [String]) throws -> Options {
     }
     if o.proto == .sink && o.workload == .channels {
         throw UsageError(description: "sink mode supports the fanout and latency workloads only")
+    }
+    if o.workload == .set && o.proto != .herald {
+        throw UsageError(description: "the set workload is Herald only (retained values)")
     }
     if o.subConns > o.channels { o.subConns = o.channels }
     if o.warmup < 0 { o.warmup = min(1000, o.count / 10) }

@@ -332,6 +332,7 @@ struct Runner<B: BrokerProtocol> {
         case .fanout: return try fanout()
         case .channels: return try channels()
         case .latency: return try latency()
+        case .set: return try runSetWorkload(o)
         }
     }
 }

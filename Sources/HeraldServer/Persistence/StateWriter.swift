@@ -261,7 +261,7 @@ public final class StateWriter: @unchecked Sendable {
         generation = next
         unlink(oldLog)
         StateDirectory.syncDirectory(directory)
-        logger.info("state compacted", ["snapshot_bytes": String(bytes.count), "log_bytes_before": String(logBytes),
+        logger.info("compacted", ["snapshot_bytes": String(bytes.count), "log_bytes_before": String(logBytes),
                                         "channels": String(entries.count)])
         snapshotBytes = bytes.count
         logBytes = 0
