@@ -19,19 +19,20 @@ extension Broker {
             if channel.history.count > 0 { forgetHistory(of: channel) }
             return
         }
-        retention.historyBytes += channel.history.record(seq: channel.seq, middle: eventMiddle, tail: eventTail)
+        retention.nextStamp += 1
+        retention.historyBytes += channel.history.record(
+            seq: channel.seq, stamp: retention.nextStamp, middle: eventMiddle, tail: eventTail)
         retention.historyEvents += 1
-        retention.ledger.append(channel, seq: channel.seq)
+        if !channel.history.isInLedger { retention.ledger.insert(channel, stamp: retention.nextStamp) }
         while channel.history.count > limit {
             retention.historyBytes -= channel.history.evictOldest()
             retention.historyEvents -= 1
         }
-        while retention.historyBytes > config.historyBytes, let (oldest, seq) = retention.ledger.popOldest() {
-            guard oldest.history.oldestSeq == seq else { continue }
+        while retention.historyBytes > config.historyBytes, let oldest = retention.ledger.popOldest() {
             retention.historyBytes -= oldest.history.evictOldest()
             retention.historyEvents -= 1
+            if let stamp = oldest.history.oldestStamp { retention.ledger.insert(oldest, stamp: stamp) }
         }
-        if retention.ledger.count > 2 * retention.historyEvents + 1024 { retention.ledger.compact() }
     }
 
     /// Drops a channel's whole history.

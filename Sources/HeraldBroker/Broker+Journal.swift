@@ -12,8 +12,10 @@ struct Retention {
     var historyBytes = 0
     /// Events in every channel's history together.
     var historyEvents = 0
-    /// Arrival order of history events, for the global byte cap.
+    /// Channels with history by the age of their oldest event, for the global byte cap.
     var ledger = HistoryLedger()
+    /// The arrival stamp of the last history event.
+    var nextStamp = 0
 }
 
 extension Broker {

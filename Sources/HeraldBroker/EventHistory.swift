@@ -9,6 +9,8 @@ struct EventHistory {
     struct Entry {
         /// The event's `seq`.
         var seq: Int
+        /// Broker-wide arrival number, so the global byte cap can find the oldest event.
+        var stamp: Int
         /// Offset of its bytes in `bytes`, counted from the buffer's creation (see `base`).
         var start: Int
         /// Length of the middle part; the tail follows it.
@@ -35,14 +37,20 @@ struct EventHistory {
     /// The `seq` of the oldest event held, nil when empty.
     var oldestSeq: Int? { head < entries.count ? entries[head].seq : nil }
 
+    /// The arrival stamp of the oldest event held, nil when empty.
+    var oldestStamp: Int? { head < entries.count ? entries[head].stamp : nil }
+
+    /// Whether the channel has an entry in the broker's `HistoryLedger`.
+    var isInLedger = false
+
     /// Stores one event.
     /// - Returns: the bytes it takes.
-    mutating func record(seq: Int, middle: [UInt8], tail: [UInt8]) -> Int {
+    mutating func record(seq: Int, stamp: Int, middle: [UInt8], tail: [UInt8]) -> Int {
         let start = base + bytes.count
         bytes.append(contentsOf: middle)
         bytes.append(contentsOf: tail)
         let length = middle.count + tail.count
-        entries.append(Entry(seq: seq, start: start, middle: middle.count, length: length))
+        entries.append(Entry(seq: seq, stamp: stamp, start: start, middle: middle.count, length: length))
         liveBytes += length
         return length
     }
@@ -94,43 +102,59 @@ struct EventHistory {
     }
 }
 
-/// The order in which events entered any channel's history, for the global byte cap.
+/// The channels holding history, ordered by the age of their oldest event, for the global
+/// byte cap (`history_bytes`).
 ///
-/// Per-channel count limits evict events too, so entries here may be stale; they are
-/// skipped when met and compacted away when they outnumber the live ones.
+/// A min-heap keyed by the oldest event's arrival stamp, with at most one entry per channel
+/// (`EventHistory.isInLedger`). Keys go stale when a channel's own count limit evicts its
+/// oldest event; since that only makes the true key larger, a popped entry is checked and
+/// pushed back with its true key when stale. So a publish costs nothing here unless its
+/// channel's history was empty, and an eviction for the cap costs O(log channels).
 struct HistoryLedger {
-    /// (channel, seq) in arrival order, from `head`.
-    private var order: [(channel: Channel, seq: Int)] = []
-    private var head = 0
+    private var heap: [(stamp: Int, channel: Channel)] = []
 
-    /// Number of entries, stale ones included.
-    var count: Int { order.count - head }
+    /// Number of channels in the heap.
+    var count: Int { heap.count }
 
-    mutating func append(_ channel: Channel, seq: Int) {
-        order.append((channel, seq))
+    /// Adds a channel whose history just became non-empty.
+    mutating func insert(_ channel: Channel, stamp: Int) {
+        channel.history.isInLedger = true
+        heap.append((stamp, channel))
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child].stamp < heap[parent].stamp else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
     }
 
-    /// Removes and returns the oldest entry.
-    mutating func popOldest() -> (channel: Channel, seq: Int)? {
-        guard head < order.count else { return nil }
-        let entry = order[head]
-        head += 1
-        if head == order.count {
-            order.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head >= 64 && head * 2 >= order.count {
-            order.removeFirst(head)
-            head = 0
+    /// The channel holding the globally oldest event, taken out of the heap (the caller
+    /// inserts it again if it still holds history after evicting).
+    mutating func popOldest() -> Channel? {
+        while let (stamp, channel) = popMin() {
+            channel.history.isInLedger = false
+            guard let oldest = channel.history.oldestStamp else { continue }
+            if oldest == stamp { return channel }
+            insert(channel, stamp: oldest)
         }
-        return entry
+        return nil
     }
 
-    /// Drops entries whose event is no longer in its channel's history.
-    mutating func compact() {
-        order = order[head...].filter { entry in
-            guard let oldest = entry.channel.history.oldestSeq else { return false }
-            return entry.seq >= oldest
+    private mutating func popMin() -> (stamp: Int, channel: Channel)? {
+        guard !heap.isEmpty else { return nil }
+        heap.swapAt(0, heap.count - 1)
+        let top = heap.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            guard left < heap.count else { break }
+            var smallest = left
+            if left + 1 < heap.count && heap[left + 1].stamp < heap[left].stamp { smallest = left + 1 }
+            guard heap[smallest].stamp < heap[parent].stamp else { break }
+            heap.swapAt(parent, smallest)
+            parent = smallest
         }
-        head = 0
+        return top
     }
 }
