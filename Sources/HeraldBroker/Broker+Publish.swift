@@ -10,6 +10,7 @@ extension Broker {
         let channel = try publishChannel(for: session)
         channel.seq += 1
         buildSharedParts(seq: channel.seq, from: session, data: scanner.raw(.data))
+        recordHistory(on: channel)
         let receivers = fanOut(on: channel, from: session)
         guard current.ridRaw != nil else { return }
         answer(session, .pub) { out in

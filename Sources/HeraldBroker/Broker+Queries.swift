@@ -16,6 +16,8 @@ extension Broker {
             appendCounter(&out, "slow_consumers", stats.slowConsumers)
             appendCounter(&out, "dropped", stats.dropped)
             appendEventControlCounters(&out)
+            appendCounter(&out, "retained_bytes", store.retainedBytes)
+            appendCounter(&out, "history_bytes", retention.historyBytes)
         }
     }
 
@@ -45,7 +47,8 @@ extension Broker {
                 appendCounter(&out, "subs", index.matchCount(for: channel))
                 out.appendRaw(#","owner":"#)
                 appendOwner(of: channel, to: &out)
-                out.appendRaw(#","has_value":false"#)
+                out.appendRaw(#","has_value":"#)
+                out.appendRaw(store.state(of: channel)?.hasContent == true ? "true" : "false")
                 if let link = links[channel] {
                     out.appendRaw(#","link":"#)
                     out.appendJSONString(link.parent)

@@ -4,8 +4,8 @@ extension Broker {
     /// `sub`: registers (or replaces, by name) a subscription and answers with its name.
     func subscribe(_ session: Session) throws(HeraldError) {
         let (pattern, isWildcard) = try requestedPattern()
-        try rejectUnsupported([.current, .since])
         let isHandler = try scanner.bool(.handle) ?? false
+        let catchUp = try requestedCatchUp(pattern: pattern, isWildcard: isWildcard)
         let max = try requestedMax()
         let group = try scanner.string(.group)
         if let group, group.isEmpty || group.count > 255 {
@@ -30,7 +30,9 @@ extension Broker {
             out.append(contentsOf: subscription.quotedName)
             out.appendRaw(#","ch":"#)
             out.appendJSONString(pattern)
+            if catchUp.since != nil { out.appendRaw(catchUp.recovered ? #","recovered":true"# : #","recovered":false"#) }
         }
+        sendCatchUp(catchUp, to: subscription)
     }
 
     /// `unsub`: ends subscriptions by name, by pattern, or all of them.
@@ -84,13 +86,6 @@ extension Broker {
         return 1
     }
 
-    /// Refuses options of later protocol features rather than silently ignoring them.
-    private func rejectUnsupported(_ fields: [RequestField]) throws(HeraldError) {
-        for field in fields {
-            guard let value = scanner[field], value.kind != .null, value.kind != .false else { continue }
-            throw HeraldError(.badField, "field '" + field.key + "' is not supported by this heraldd yet")
-        }
-    }
 
     private func assignName(in session: Session) -> [UInt8] {
         while true {

@@ -61,6 +61,10 @@ public final class Broker {
     var pendingSystemEvents: [SystemEvent] = []
     /// Set while `flushSystemEvents` runs, so events it causes join its loop.
     var isFlushingSystemEvents = false
+    /// Retained values and lists; replaced once at start by `restore(_:)`.
+    public internal(set) var store = StateStore()
+    /// Records to persist, held answers and history accounting (`Broker+Journal.swift`).
+    var retention = Retention()
 
     /// Creates a broker.
     /// - Parameters:
@@ -171,6 +175,7 @@ public final class Broker {
         stats.slowConsumers += 1
         queueSlowConsumerEvent(session)
         session.outbound.removeAll()
+        session.barriers.removeAll()
         session.outbound.appendRaw(#"{"error":"slow_consumer","message":"outbound queue passed max_pending ("#)
         session.outbound.appendInt(config.maxPending)
         session.outbound.appendRaw(#" bytes); closing"}"#)

@@ -25,6 +25,15 @@ public struct BrokerConfig: Sendable, Equatable {
     public var version: String
     /// Names this life of the daemon's counters; new at every start.
     public var epoch: String
+    /// Events kept per channel for `since` (0: no history).
+    public var history: Int = 100
+    /// Bound on the bytes of all channels' history together.
+    public var historyBytes: Int = 64 << 20
+    /// Bounds on retained values and lists.
+    public var stateLimits = StateLimits(maxValueBytes: 1 << 20, maxListLength: 100_000, maxRetainedBytes: 256 << 20)
+    /// Whether state changes are persisted: then the broker emits `StateRecord`s and holds
+    /// each state op's `ok` until the server reports its record durable. Fixed at start.
+    public var journaling = false
 
     /// Creates a configuration; the defaults are the protocol's.
     public init(

@@ -27,6 +27,8 @@ final class Channel {
     var cacheGeneration = -1
     /// Set when the record is dropped, so references cached elsewhere stop using it.
     var isRetired = false
+    /// The channel's last events, for `sub` with `since`.
+    var history = EventHistory()
 
     init(name: [UInt8]) {
         self.name = name

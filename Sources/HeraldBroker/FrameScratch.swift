@@ -19,6 +19,9 @@ final class FrameScratch {
     /// Forgets the contents, keeping the memory.
     func reset() { count = 0 }
 
+    /// Forgets the last `count` bytes written.
+    func drop(last count: Int) { self.count = max(0, self.count - count) }
+
     /// The bytes in `range` (offsets into what was written); valid until the next write.
     func bytes(_ range: Range<Int>) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: base + range.lowerBound, count: range.count)

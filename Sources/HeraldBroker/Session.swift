@@ -44,6 +44,8 @@ public final class Session {
     var hasLeft = false
     /// Set while the session sits in the broker's dirty list.
     var isDirty = false
+    /// Answers held until their state records are durable (see `Session+Barriers.swift`).
+    var barriers: [OutputBarrier] = []
 
     init(id: ConnectionID, now: Int) {
         self.id = id
@@ -65,6 +67,7 @@ public final class Session {
     /// - Parameter spare: an empty buffer to queue into next; receives the queued bytes.
     public func takeOutbound(into spare: inout [UInt8]) {
         spare.removeAll(keepingCapacity: true)
+        guard barriers.isEmpty else { return takeReleasable(into: &spare) }
         swap(&outbound, &spare)
     }
 

@@ -19,6 +19,8 @@ public struct CommandLineOptions: Equatable, Sendable {
     public var logLevel: LogLevel?
     /// `--check-config`: validate, report and exit instead of serving.
     public var checkConfig: Bool
+    /// `--repair`: start even when the state log is damaged before its end (cut it there).
+    public var repair: Bool = false
     /// `--version`: print the version and exit.
     public var showVersion: Bool
     /// `--help` or `-h`: print `helpText` and exit.
@@ -66,7 +68,7 @@ public struct CommandLineOptions: Equatable, Sendable {
     private mutating func take(_ flag: ArgumentScanner.Flag, from scanner: inout ArgumentScanner) throws(ArgumentError) {
         guard let known = DaemonFlag.named(flag.name) else { throw .unknownFlag(flag.name) }
         switch known {
-        case .checkConfig, .version, .help:
+        case .checkConfig, .repair, .version, .help:
             try flag.rejectValue()
             setSwitch(known)
         case .config: configPath = try scanner.value(for: flag)
@@ -87,6 +89,7 @@ public struct CommandLineOptions: Equatable, Sendable {
     private mutating func setSwitch(_ flag: DaemonFlag) {
         switch flag {
         case .checkConfig: checkConfig = true
+        case .repair: repair = true
         case .version: showVersion = true
         case .help: showHelp = true
         default: break

@@ -63,6 +63,8 @@ extension Config: Decodable {
         unix = try reader.string(.unix)
         dataDir = try reader.string(.dataDir)
         workers = try reader.integer(.workers) ?? workers
+        fsync = try reader.choice(.fsync, as: FsyncPolicy.self) ?? fsync
+        compactMinBytes = try reader.integer(.compactMinBytes) ?? compactMinBytes
     }
 
     /// Keys SIGHUP may change: logging, limits, heartbeat, slow-consumer policy.
@@ -73,5 +75,10 @@ extension Config: Decodable {
         heartbeatMs = try reader.integer(.heartbeatMs) ?? heartbeatMs
         maxPending = try reader.integer(.maxPending) ?? maxPending
         slowConsumer = try reader.choice(.slowConsumer, as: SlowConsumerPolicy.self) ?? slowConsumer
+        history = try reader.integer(.history) ?? history
+        historyBytes = try reader.integer(.historyBytes) ?? historyBytes
+        maxValueBytes = try reader.integer(.maxValueBytes) ?? maxValueBytes
+        maxListLength = try reader.integer(.maxListLength) ?? maxListLength
+        maxRetainedBytes = try reader.integer(.maxRetainedBytes) ?? maxRetainedBytes
     }
 }

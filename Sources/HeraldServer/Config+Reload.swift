@@ -13,6 +13,11 @@ extension Config {
         merged.heartbeatMs = new.heartbeatMs
         merged.maxPending = new.maxPending
         merged.slowConsumer = new.slowConsumer
+        merged.history = new.history
+        merged.historyBytes = new.historyBytes
+        merged.maxValueBytes = new.maxValueBytes
+        merged.maxListLength = new.maxListLength
+        merged.maxRetainedBytes = new.maxRetainedBytes
         return merged
     }
 
@@ -28,6 +33,8 @@ extension Config {
         if unix != new.unix { keys.append(ConfigKey.unix.rawValue) }
         if dataDir != new.dataDir { keys.append(ConfigKey.dataDir.rawValue) }
         if workers != new.workers { keys.append(ConfigKey.workers.rawValue) }
+        if fsync != new.fsync { keys.append(ConfigKey.fsync.rawValue) }
+        if compactMinBytes != new.compactMinBytes { keys.append(ConfigKey.compactMinBytes.rawValue) }
         return keys
     }
 }

@@ -25,6 +25,20 @@ public struct Config: Equatable, Sendable {
     public var maxPending: Int = 67_108_864
     /// What happens to a slow consumer (`slow_consumer`).
     public var slowConsumer: SlowConsumerPolicy = .disconnect
+    /// Events kept per channel for `sub` with `since` (`history`); `0` keeps none.
+    public var history: Int = 100
+    /// Bytes of history kept over all channels together (`history_bytes`).
+    public var historyBytes: Int = 67_108_864
+    /// When the state log is flushed to disk (`fsync`).
+    public var fsync: FsyncPolicy = .everysec
+    /// Largest retained value in bytes; a list counts as its JSON text (`max_value_bytes`).
+    public var maxValueBytes: Int = 1_048_576
+    /// Most elements in one retained list (`max_list_length`).
+    public var maxListLength: Int = 100_000
+    /// Bytes of retained state over all channels, names included (`max_retained_bytes`).
+    public var maxRetainedBytes: Int = 268_435_456
+    /// Log size below which it is never compacted into a snapshot (`compact_min_bytes`).
+    public var compactMinBytes: Int = 1_048_576
 
     /// Creates a config with every key at its default.
     public init() {}

@@ -14,6 +14,13 @@ enum ConfigKey: String, Sendable, CaseIterable {
     case heartbeatMs = "heartbeat_ms"
     case maxPending = "max_pending"
     case slowConsumer = "slow_consumer"
+    case history
+    case historyBytes = "history_bytes"
+    case fsync
+    case maxValueBytes = "max_value_bytes"
+    case maxListLength = "max_list_length"
+    case maxRetainedBytes = "max_retained_bytes"
+    case compactMinBytes = "compact_min_bytes"
 
     /// Longest Unix socket path: `sun_path` is 108 bytes on Linux, one of them the NUL.
     static let maxUnixPathBytes = 107
@@ -32,6 +39,13 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .heartbeatMs: return .integerOffOrAtLeast(10)
         case .maxPending: return .integerAtLeast(65536)
         case .slowConsumer: return .choice(SlowConsumerPolicy.allCases.map(\.rawValue))
+        case .history: return .integer(0...1_000_000)
+        case .historyBytes: return .integerAtLeast(0)
+        case .fsync: return .choice(FsyncPolicy.allCases.map(\.rawValue))
+        case .maxValueBytes: return .integer(1...268_435_456)
+        case .maxListLength: return .integer(1...100_000_000)
+        case .maxRetainedBytes: return .integerAtLeast(0)
+        case .compactMinBytes: return .integerAtLeast(0)
         }
     }
 
@@ -46,8 +60,9 @@ enum ConfigKey: String, Sendable, CaseIterable {
     /// limits and the log level are read per event, so they can change under a running server.
     var isLive: Bool {
         switch self {
-        case .host, .port, .unix, .dataDir, .workers: return false
+        case .host, .port, .unix, .dataDir, .workers, .fsync, .compactMinBytes: return false
         case .logLevel, .maxLine, .maxErrors, .heartbeatMs, .maxPending, .slowConsumer: return true
+        case .history, .historyBytes, .maxValueBytes, .maxListLength, .maxRetainedBytes: return true
         }
     }
 }

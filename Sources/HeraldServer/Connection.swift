@@ -133,11 +133,12 @@ final class Connection {
     /// - Returns: whether `writeTaken` has something to do (bytes, or a close to carry out).
     func takeQueued() -> Bool {
         guard !isClosing, !isWriting else { return false }
-        if inFlightBytes.isEmpty && !session.outbound.isEmpty {
+        if inFlightBytes.isEmpty && session.hasWritableOutput {
             session.takeOutbound(into: &inFlightBytes)
             session.inFlight = inFlightBytes.count
         }
-        closeWhenWritten = session.closeAfterFlush
+        // Answers held for durability go out before the close.
+        closeWhenWritten = session.closeAfterFlush && session.outbound.isEmpty
         return !inFlightBytes.isEmpty || closeWhenWritten
     }
 

@@ -49,8 +49,17 @@ public enum Daemon {
         }
         prepareSignals()
         let logger = Logger(component: "heraldd", level: config.logLevel)
+        var recovered: RecoveredState?
+        if let directory = config.dataDir {
+            do {
+                recovered = try recoverState(directory, repair: options.repair, logger: logger)
+            } catch {
+                logger.error("cannot start: state files unusable", ["error": error.description])
+                return startError
+            }
+        }
         do {
-            let server = try Server(config: config, logger: logger, reload: { try load() })
+            let server = try Server(config: config, logger: logger, reload: { try load() }, recovered: recovered)
             logger.info("starting", ["version": Version.current, "workers": config.workers])
             try server.run()
             return 0
@@ -58,6 +67,15 @@ public enum Daemon {
             logger.error("cannot start", ["error": error.description])
             return startError
         }
+    }
+
+    /// Loads the data folder and logs what recovery did.
+    private static func recoverState(_ directory: String, repair: Bool, logger: Logger) throws(PersistenceError) -> RecoveredState {
+        let recovered = try StateDirectory.recover(path: directory, repair: repair)
+        for note in recovered.notes { logger.warn("state recovery", ["note": note]) }
+        logger.info("state loaded", ["dir": directory, "channels": String(recovered.entries.count),
+                                     "replayed": String(recovered.replayed), "generation": String(recovered.generation)])
+        return recovered
     }
 
     /// The file's configuration (defaults when no `--config`), with flags applied on top.

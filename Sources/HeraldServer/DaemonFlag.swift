@@ -10,6 +10,7 @@ enum DaemonFlag: String, CaseIterable, Sendable {
     case workers = "--workers"
     case logLevel = "--log-level"
     case checkConfig = "--check-config"
+    case repair = "--repair"
     case version = "--version"
     case help = "--help"
 
@@ -27,7 +28,7 @@ enum DaemonFlag: String, CaseIterable, Sendable {
         case .dataDir: return .dataDir
         case .workers: return .workers
         case .logLevel: return .logLevel
-        case .config, .checkConfig, .version, .help: return nil
+        case .config, .checkConfig, .repair, .version, .help: return nil
         }
     }
 
@@ -38,7 +39,7 @@ enum DaemonFlag: String, CaseIterable, Sendable {
         case .host: return "<address>"
         case .port, .workers: return "<n>"
         case .logLevel: return "<level>"
-        case .checkConfig, .version, .help: return nil
+        case .checkConfig, .repair, .version, .help: return nil
         }
     }
 
@@ -60,6 +61,7 @@ enum DaemonFlag: String, CaseIterable, Sendable {
         case .workers: return "event-loop threads, 1...64 (default: \(defaults.workers))"
         case .logLevel: return "debug, info, warn or error (default: \(defaults.logLevel.rawValue))"
         case .checkConfig: return "validate the config and flags, print the result, exit"
+        case .repair: return "start even if the state log is damaged in the middle, cutting it there"
         case .version: return "print the version and exit"
         case .help: return "print this help and exit"
         }

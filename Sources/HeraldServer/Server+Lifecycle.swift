@@ -7,10 +7,17 @@ import Glibc
 extension Server {
     /// Maps the daemon's configuration onto the broker's tunables.
     static func brokerConfig(from config: Config, epoch: String) -> BrokerConfig {
-        BrokerConfig(
+        var tunables = BrokerConfig(
             maxLine: config.maxLine, maxErrors: config.maxErrors, heartbeatMs: config.heartbeatMs,
             maxPending: config.maxPending, overflow: config.slowConsumer == .drop ? .drop : .disconnect,
             version: Version.current, epoch: epoch)
+        tunables.history = config.history
+        tunables.historyBytes = config.historyBytes
+        tunables.stateLimits = StateLimits(
+            maxValueBytes: config.maxValueBytes, maxListLength: config.maxListLength,
+            maxRetainedBytes: config.maxRetainedBytes)
+        tunables.journaling = config.dataDir != nil
+        return tunables
     }
 
     func startSignals() {
@@ -88,6 +95,7 @@ extension Server {
     /// The main loop's extra handles (timer, signals, listeners) close with it.
     func closeLoopHandles(of worker: Worker) {
         guard worker === main else { return }
+        stopPersistence()
         for listener in listeners { listener.close() }
         listeners.removeAll()
         if tickerStarted {

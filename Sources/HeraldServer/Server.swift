@@ -34,6 +34,10 @@ public final class Server {
     var armedDue = Int.max
     var stopDeadline = 0
     var stopPosted = false
+    /// The state writer and its wake-up handle, when `data_dir` is set (`Server+Persistence`).
+    var persistence: Persistence?
+    /// State recovered from `data_dir`, handed to the writer when `run` starts.
+    let recovered: RecoveredState?
 
     /// How long shutdown waits for clients to take their last bytes.
     static let shutdownGraceMs = 3_000
@@ -43,13 +47,17 @@ public final class Server {
     ///   - config: the effective configuration.
     ///   - logger: where log lines go.
     ///   - reload: re-reads the configuration on SIGHUP; nil disables reloading.
-    public init(config: Config, logger: Logger, reload: (() throws -> Config)? = nil) throws(UVError) {
+    ///   - recovered: the state loaded from `data_dir`, or nil to keep state in memory only.
+    public init(config: Config, logger: Logger, reload: (() throws -> Config)? = nil,
+                recovered: RecoveredState? = nil) throws(UVError) {
         self.config = config
+        self.recovered = recovered
         self.logger = logger
         self.reload = reload
         ticker = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
         let broker = Broker(config: Server.brokerConfig(from: config, epoch: makeEpoch()),
                             now: Int(uv_hrtime() / 1_000_000), wallClock: wallClockMilliseconds)
+        if let recovered { broker.restore(recovered.entries) }
         shared = SharedBroker(broker)
         for index in 0..<max(1, config.workers) {
             workers.append(try Worker(index: index, server: self, shared: shared))
@@ -66,6 +74,7 @@ public final class Server {
     /// - Parameter onListening: called once with the bound TCP port, before serving.
     /// - Throws: UVError when a listener cannot be set up.
     public func run(onListening: (Int) -> Void = { _ in }) throws(UVError) {
+        if let recovered, let directory = config.dataDir { startPersistence(recovered, directory: directory) }
         do throws(UVError) {
             try startListeners()
         } catch {

@@ -118,6 +118,7 @@ final class Worker: @unchecked Sendable {
         var rearm = false
         let isMain = self === server.main
         shared.withLock { broker in
+            server.drainStateRecords(broker)
             broker.drainDirty { session in
                 let owner = server.worker(for: session.id)
                 if owner === self {

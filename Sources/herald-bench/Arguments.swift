@@ -5,7 +5,7 @@ enum Proto: String, Sendable, CaseIterable {
 }
 
 enum Workload: String, Sendable, CaseIterable {
-    case fanout, channels, latency, idle, subscriptions
+    case fanout, channels, latency, idle, subscriptions, set
 
     /// Scale workloads measure the broker's memory and set-up time, not message rates.
     var isScale: Bool { self == .idle || self == .subscriptions }
@@ -35,6 +35,9 @@ struct Options: Sendable {
     var idle = 2.0
     /// latency workload: unmeasured round trips first.
     var warmup = -1
+    /// set workload: acknowledged sets in flight, and channels written round-robin.
+    var window = 256
+    var keys = 1000
 }
 
 let usageText = """
@@ -43,6 +46,7 @@ let usageText = """
                         [--subs S] [--size BYTES] [--count N] [--json]
                         [--channels C] [--sub-conns K] [--idle SECONDS] [--warmup N]
                         [--conns N] [--subs-total N] [--pid PID]
+                        [--window W] [--keys K]
 
       --proto      broker protocol; `sink` starts a built-in no-op server (Herald wire
                    format) in-process and measures the generator's own ceiling (--port ignored)
@@ -58,6 +62,8 @@ let usageText = """
                              pipelined: time until all are confirmed, broker RSS per subscription
       --pid        broker process id; the scale workloads read its VmRSS before and after
                    (without it they report times only)
+                   set:      N acknowledged `set`s (Herald only) over K channels (default
+                             1000), W in flight (default 256); reports sets/s
       --size       payload bytes (Herald: the JSON `data` value including its quotes, >= 2)
       --json       also print one JSON object line with the result
       --idle       seconds without a delivery that end a measurement (default 2)
@@ -100,7 +106,7 @@ func parseArguments(_ args: [String]) throws -> Options {
         case "--workload":
             let s = try value(a)
             guard let w = Workload(rawValue: s) else {
-                throw UsageError(description: "unknown --workload '\(s)' (fanout, channels, latency, idle, subscriptions)")
+                throw UsageError(description: "unknown --workload '\(s)' (fanout, channels, latency, idle, subscriptions, set)")
             }
             o.workload = w
         case "--subs": o.subs = try int(a, min: 1)
@@ -115,6 +121,8 @@ func parseArguments(_ args: [String]) throws -> Options {
         case "--subs-total": o.subsTotal = try int(a, min: 1)
         case "--pid": o.pid = Int32(try int(a, min: 1))
         case "--warmup": o.warmup = try int(a, min: 0)
+        case "--window": o.window = try int(a, min: 1)
+        case "--keys": o.keys = try int(a, min: 1)
         case "--idle":
             let s = try value(a)
             guard let v = Double(s), v > 0 else { throw UsageError(description: "--idle needs seconds > 0") }
@@ -135,6 +143,9 @@ func parseArguments(_ args: [String]) throws -> Options {
     }
     if o.proto == .sink && o.workload == .channels {
         throw UsageError(description: "sink mode supports the fanout and latency workloads only")
+    }
+    if o.workload == .set && o.proto != .herald {
+        throw UsageError(description: "the set workload is Herald only (retained values)")
     }
     if o.proto == .sink && o.workload.isScale {
         throw UsageError(description: "the idle and subscriptions workloads need a real broker (--proto herald|nats|redis|mqtt)")

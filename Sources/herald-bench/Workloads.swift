@@ -333,6 +333,7 @@ struct Runner<B: BrokerProtocol> {
         case .channels: return try channels()
         case .latency: return try latency()
         case .idle, .subscriptions: throw BenchError("\(o.workload.rawValue) is a scale workload: use runScale()")
+        case .set: return try runSetWorkload(o)
         }
     }
 }

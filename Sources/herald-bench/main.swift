@@ -103,9 +103,10 @@ do {
     switch options.workload {
     case .fanout: line += " 1->\(r.subs)"
     case .channels: line += " \(options.channels) ch/\(options.subConns) conns + wildcard"
-    case .latency, .idle, .subscriptions: break
+    case .latency, .idle, .subscriptions, .set: break
     }
-    line += " \(r.size) B: \(grouped(r.msgsPerSec)) msgs/s, delivered \(r.delivered)/\(r.expected)"
+    let unit = options.workload == .set ? "sets/s" : "msgs/s"
+    line += " \(r.size) B: \(grouped(r.msgsPerSec)) \(unit), delivered \(r.delivered)/\(r.expected)"
     line += ", lost \(r.lost), \(fixed(r.seconds, 3)) s"
     if let p50 = r.p50, let p99 = r.p99, let p999 = r.p999 {
         line += ", p50 \(fixed(p50, 1)) us, p99 \(fixed(p99, 1)) us, p99.9 \(fixed(p999, 1)) us"

@@ -59,6 +59,12 @@ final class DaemonProcess: @unchecked Sendable {
             throw DaemonError.didNotStart(stderrLines.withLock { $0.joined(separator: "\n") })
         }
         port = found
+        // The Unix listener starts right after the TCP one: wait for it too when asked for.
+        if arguments.contains("--unix") {
+            while !log.contains(where: { $0.contains("transport=unix") }) && Date() < deadline && process.isRunning {
+                usleep(5_000)
+            }
+        }
     }
 
     deinit {

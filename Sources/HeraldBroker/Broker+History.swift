@@ -1,0 +1,151 @@
+import HeraldWire
+
+/// What `sub` asked to be sent before live events: `current` state and/or a `since` replay.
+struct CatchUp {
+    /// Send the current state of every matching channel (`current:true`).
+    var current = false
+    /// Replay history after this `seq` (`since`), concrete channels only.
+    var since: Int?
+    /// Whether history reached back to `since`, reported in the `ok`.
+    var recovered = false
+}
+
+extension Broker {
+    /// Stores the event just built in `eventShared` (middle, then tail) in the channel's history,
+    /// then enforces `history` per channel and `history_bytes` overall.
+    func recordHistory(on channel: Channel) {
+        let limit = config.history
+        guard limit > 0 else {
+            if channel.history.count > 0 { forgetHistory(of: channel) }
+            return
+        }
+        retention.nextStamp += 1
+        retention.historyBytes += channel.history.record(
+            seq: channel.seq, stamp: retention.nextStamp, middle: eventShared.bytes(0..<eventSplit),
+            tail: eventShared.bytes(eventSplit..<eventShared.count))
+        retention.historyEvents += 1
+        if !channel.history.isInLedger { retention.ledger.insert(channel, stamp: retention.nextStamp) }
+        while channel.history.count > limit {
+            retention.historyBytes -= channel.history.evictOldest()
+            retention.historyEvents -= 1
+        }
+        while retention.historyBytes > config.historyBytes, let oldest = retention.ledger.popOldest() {
+            retention.historyBytes -= oldest.history.evictOldest()
+            retention.historyEvents -= 1
+            if let stamp = oldest.history.oldestStamp { retention.ledger.insert(oldest, stamp: stamp) }
+        }
+    }
+
+    /// Drops a channel's whole history.
+    func forgetHistory(of channel: Channel) {
+        retention.historyEvents -= channel.history.count
+        retention.historyBytes -= channel.history.removeAll()
+    }
+
+    /// Reads `current` and `since` from a `sub` request.
+    /// - Throws: `bad_field` for a non-boolean `current`, a bad `since`, or `since` with a pattern.
+    func requestedCatchUp(pattern: [UInt8], isWildcard: Bool) throws(HeraldError) -> CatchUp {
+        var catchUp = CatchUp()
+        catchUp.current = try scanner.bool(.current) ?? false
+        guard let since = try scanner.int(.since) else { return catchUp }
+        guard since >= 0 else { throw HeraldError(.badField, "field 'since' must be a seq, 0 or more") }
+        guard !isWildcard else { throw HeraldError(.badField, "field 'since' needs a concrete channel, not a pattern") }
+        catchUp.since = since
+        let channel = channel(named: pattern)
+        if since == channel.seq {
+            catchUp.recovered = true
+        } else if since < channel.seq, let oldest = channel.history.oldestSeq {
+            catchUp.recovered = since >= oldest - 1
+        }
+        return catchUp
+    }
+
+    /// Sends the `current` events, then the replayed ones, to a subscription just made.
+    func sendCatchUp(_ catchUp: CatchUp, to subscription: Subscription) {
+        if catchUp.current { sendCurrent(to: subscription) }
+        if let since = catchUp.since { replay(after: since, to: subscription) }
+    }
+
+    /// `kind:"current"` events for every matching channel that holds state, by name.
+    private func sendCurrent(to subscription: Subscription) {
+        var names: [[UInt8]]
+        if subscription.isWildcard {
+            names = subscription.pattern.withUnsafeBytes { pattern in
+                store.entries.compactMap { name, state in
+                    guard state.hasContent else { return nil }
+                    let hit = name.withUnsafeBytes { ChannelName.matches(pattern: pattern, channel: $0) }
+                    return hit ? name : nil
+                }
+            }
+            names.sort { $0.lexicographicallyPrecedes($1) }
+        } else {
+            names = store.state(of: subscription.pattern)?.hasContent == true ? [subscription.pattern] : []
+        }
+        var middle: [UInt8] = []
+        var tail: [UInt8] = []
+        for name in names {
+            guard subscription.isActive, let state = store.state(of: name) else { return }
+            middle.removeAll(keepingCapacity: true)
+            middle.appendRaw(#","kind":"current","rev":"#)
+            middle.appendInt(state.rev)
+            tail.removeAll(keepingCapacity: true)
+            tail.appendRaw(#","value":"#)
+            state.appendContent(to: &tail)
+            tail.appendRaw("}\n")
+            _ = deliverExtra(to: subscription, on: channel(named: name), middle[...], replay: false, tail[...])
+        }
+    }
+
+    /// The channel's history after `since`, marked `replay:true`.
+    private func replay(after since: Int, to subscription: Subscription) {
+        let channel = channel(named: subscription.pattern)
+        channel.history.forEach(after: since) { _, middle, tail in
+            guard subscription.isActive else { return }
+            _ = deliverExtra(to: subscription, on: channel, middle, replay: true, tail)
+        }
+    }
+
+    /// Appends one event frame for a single subscription (current or replayed), with the
+    /// same `max_pending`, `max`, `last` and `dropped` rules as live delivery.
+    /// - Returns: whether it was queued.
+    func deliverExtra(
+        to subscription: Subscription, on channel: Channel, _ middle: ArraySlice<UInt8>, replay: Bool,
+        _ tail: ArraySlice<UInt8>
+    ) -> Bool {
+        let session = subscription.session
+        guard subscription.isActive, !session.closeAfterFlush else { return false }
+        let isLast = subscription.remaining == 1
+        let size = channel.eventHead.count + subscription.quotedName.count + middle.count
+            + subscription.argsFragment.count + tail.count + 60
+        if session.pendingBytes + size > config.maxPending {
+            switch config.overflow {
+            case .disconnect:
+                disconnectSlowConsumer(session)
+            case .drop:
+                if subscription.dropped == 0 { stats.slowConsumers += 1 }
+                subscription.dropped += 1
+                stats.dropped += 1
+            }
+            return false
+        }
+        session.outbound.append(contentsOf: channel.eventHead)
+        session.outbound.append(contentsOf: subscription.quotedName)
+        session.outbound.append(contentsOf: middle)
+        if replay { session.outbound.appendRaw(#","replay":true"#) }
+        session.outbound.append(contentsOf: subscription.argsFragment)
+        if isLast { session.outbound.appendRaw(#","last":true"#) }
+        if subscription.dropped > 0 {
+            session.outbound.appendRaw(#","dropped":"#)
+            session.outbound.appendInt(subscription.dropped)
+            subscription.dropped = 0
+        }
+        session.outbound.append(contentsOf: tail)
+        markDirty(session)
+        stats.msgsOut += 1
+        if let remaining = subscription.remaining {
+            subscription.remaining = remaining - 1
+            if isLast { end(subscription) }
+        }
+        return true
+    }
+}

@@ -1,0 +1,85 @@
+import HeraldWire
+
+/// The broker's bookkeeping for retained state and history that is not per channel.
+struct Retention {
+    /// State records not yet handed to the server's writer.
+    var pendingRecords: [StateRecord] = []
+    /// The log position of the last record emitted (records are numbered from 1 per start).
+    var lastPosition = 0
+    /// Sessions with held answers (`Session.barriers` not empty).
+    var heldSessions: [Session] = []
+    /// Bytes of every channel's history together.
+    var historyBytes = 0
+    /// Events in every channel's history together.
+    var historyEvents = 0
+    /// Channels with history by the age of their oldest event, for the global byte cap.
+    var ledger = HistoryLedger()
+    /// The arrival stamp of the last history event.
+    var nextStamp = 0
+}
+
+extension Broker {
+    /// Seeds the store with state loaded from disk; call once, before serving.
+    ///
+    /// Channels that hold state get a channel record so `channels` lists them.
+    /// - Parameter entries: the recovered state by channel name.
+    public func restore(_ entries: [[UInt8]: StoredState]) {
+        store = StateStore(entries: entries)
+        for (name, state) in entries where state.hasContent { _ = channel(named: name) }
+    }
+
+    /// Hands the records emitted since the last call to `body`, in order.
+    ///
+    /// The server calls this once per loop iteration and queues them for its writer; the
+    /// record numbered `upTo` is the last one passed.
+    /// - Parameter body: receives the records and the log position of the last one.
+    public func drainRecords(_ body: (_ records: [StateRecord], _ upTo: Int) -> Void) {
+        guard !retention.pendingRecords.isEmpty else { return }
+        let records = retention.pendingRecords
+        retention.pendingRecords.removeAll(keepingCapacity: true)
+        body(records, retention.lastPosition)
+    }
+
+    /// Whether records wait to be drained.
+    public var hasPendingRecords: Bool { !retention.pendingRecords.isEmpty }
+
+    /// Releases the answers held for records up to `position`, now durable.
+    /// - Parameter position: the highest durable log position.
+    public func durable(upTo position: Int) {
+        var stillHeld: [Session] = []
+        for session in retention.heldSessions {
+            if session.releaseBarriers(upTo: position) { markDirty(session) }
+            if !session.barriers.isEmpty { stillHeld.append(session) }
+        }
+        retention.heldSessions = stillHeld
+    }
+
+    /// Applies a validated state change: limits, the store, the journal.
+    /// - Returns: the record's log position (0 when not journaling).
+    /// - Throws: `limit` when a bound refuses it; nothing changed then.
+    func commit(_ record: StateRecord) throws(HeraldError) -> Int {
+        switch store.apply(record, limits: config.stateLimits) {
+        case .applied:
+            break
+        case .refused(let error):
+            throw error
+        case .skipped, .invalid:
+            // The op handlers check type, range and rev first, so this is a broker bug; answer
+            // it rather than trusting the store to have done something sensible.
+            throw HeraldError(.range, "state change does not fit the channel's current state")
+        }
+        guard config.journaling else { return 0 }
+        retention.pendingRecords.append(record)
+        retention.lastPosition += 1
+        return retention.lastPosition
+    }
+
+    /// Queues a state op's `ok`, held until `position` is durable when journaling.
+    func acknowledge(_ session: Session, _ op: Op, position: Int, _ fields: (inout [UInt8]) -> Void) {
+        if position > 0 && !session.closeAfterFlush {
+            if session.barriers.isEmpty { retention.heldSessions.append(session) }
+            session.holdOutput(until: position)
+        }
+        answer(session, op, fields)
+    }
+}

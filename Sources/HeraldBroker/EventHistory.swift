@@ -1,0 +1,160 @@
+/// The last events of one channel, kept for `sub` with `since`.
+///
+/// Each event is stored as the two parts of its frame that do not depend on the subscriber:
+/// the middle (`,"seq":S,"from":"C",…`) and the tail (`,"data":…}\n`). Both live in one byte
+/// buffer consumed from the front; the buffer and the entry array are compacted when half of
+/// them is dead, so a steady stream of events reuses their capacity and allocates nothing.
+struct EventHistory {
+    /// One stored event.
+    struct Entry {
+        /// The event's `seq`.
+        var seq: Int
+        /// Broker-wide arrival number, so the global byte cap can find the oldest event.
+        var stamp: Int
+        /// Offset of its bytes in `bytes`, counted from the buffer's creation (see `base`).
+        var start: Int
+        /// Length of the middle part; the tail follows it.
+        var middle: Int
+        /// Length of middle plus tail.
+        var length: Int
+    }
+
+    /// Event bytes; `bytes[0]` is at absolute offset `base`.
+    private(set) var bytes: [UInt8] = []
+    /// The absolute offset of `bytes[0]`.
+    private var base = 0
+    /// Entries, oldest first from `head`.
+    private var entries: [Entry] = []
+    /// Index of the oldest live entry.
+    private var head = 0
+
+    /// Number of events held.
+    var count: Int { entries.count - head }
+
+    /// Bytes held by live events.
+    private(set) var liveBytes = 0
+
+    /// The `seq` of the oldest event held, nil when empty.
+    var oldestSeq: Int? { head < entries.count ? entries[head].seq : nil }
+
+    /// The arrival stamp of the oldest event held, nil when empty.
+    var oldestStamp: Int? { head < entries.count ? entries[head].stamp : nil }
+
+    /// Whether the channel has an entry in the broker's `HistoryLedger`.
+    var isInLedger = false
+
+    /// Stores one event.
+    /// - Returns: the bytes it takes.
+    mutating func record(seq: Int, stamp: Int, middle: UnsafeRawBufferPointer, tail: UnsafeRawBufferPointer) -> Int {
+        let start = base + bytes.count
+        bytes.append(contentsOf: middle)
+        bytes.append(contentsOf: tail)
+        let length = middle.count + tail.count
+        entries.append(Entry(seq: seq, stamp: stamp, start: start, middle: middle.count, length: length))
+        liveBytes += length
+        return length
+    }
+
+    /// Drops the oldest event.
+    /// - Returns: the bytes freed (0 when empty).
+    mutating func evictOldest() -> Int {
+        guard head < entries.count else { return 0 }
+        let freed = entries[head].length
+        head += 1
+        liveBytes -= freed
+        if head == entries.count {
+            base += bytes.count
+            bytes.removeAll(keepingCapacity: true)
+            entries.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 32 && head * 2 >= entries.count {
+            let dead = entries[head].start - base
+            bytes.removeFirst(dead)
+            base += dead
+            entries.removeFirst(head)
+            head = 0
+        }
+        return freed
+    }
+
+    /// Drops everything, releasing the memory.
+    /// - Returns: the bytes freed.
+    mutating func removeAll() -> Int {
+        let freed = liveBytes
+        base += bytes.count
+        bytes = []
+        entries = []
+        head = 0
+        liveBytes = 0
+        return freed
+    }
+
+    /// Calls `body` with the middle and tail of every event with `seq` above `after`, oldest first.
+    func forEach(after: Int, _ body: (_ seq: Int, _ middle: ArraySlice<UInt8>, _ tail: ArraySlice<UInt8>) -> Void) {
+        var k = head
+        while k < entries.count {
+            let entry = entries[k]
+            k += 1
+            guard entry.seq > after else { continue }
+            let start = entry.start - base
+            body(entry.seq, bytes[start..<(start + entry.middle)], bytes[(start + entry.middle)..<(start + entry.length)])
+        }
+    }
+}
+
+/// The channels holding history, ordered by the age of their oldest event, for the global
+/// byte cap (`history_bytes`).
+///
+/// A min-heap keyed by the oldest event's arrival stamp, with at most one entry per channel
+/// (`EventHistory.isInLedger`). Keys go stale when a channel's own count limit evicts its
+/// oldest event; since that only makes the true key larger, a popped entry is checked and
+/// pushed back with its true key when stale. So a publish costs nothing here unless its
+/// channel's history was empty, and an eviction for the cap costs O(log channels).
+struct HistoryLedger {
+    private var heap: [(stamp: Int, channel: Channel)] = []
+
+    /// Number of channels in the heap.
+    var count: Int { heap.count }
+
+    /// Adds a channel whose history just became non-empty.
+    mutating func insert(_ channel: Channel, stamp: Int) {
+        channel.history.isInLedger = true
+        heap.append((stamp, channel))
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child].stamp < heap[parent].stamp else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    /// The channel holding the globally oldest event, taken out of the heap (the caller
+    /// inserts it again if it still holds history after evicting).
+    mutating func popOldest() -> Channel? {
+        while let (stamp, channel) = popMin() {
+            channel.history.isInLedger = false
+            guard let oldest = channel.history.oldestStamp else { continue }
+            if oldest == stamp { return channel }
+            insert(channel, stamp: oldest)
+        }
+        return nil
+    }
+
+    private mutating func popMin() -> (stamp: Int, channel: Channel)? {
+        guard !heap.isEmpty else { return nil }
+        heap.swapAt(0, heap.count - 1)
+        let top = heap.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            guard left < heap.count else { break }
+            var smallest = left
+            if left + 1 < heap.count && heap[left + 1].stamp < heap[left].stamp { smallest = left + 1 }
+            guard heap[smallest].stamp < heap[parent].stamp else { break }
+            heap.swapAt(parent, smallest)
+            parent = smallest
+        }
+        return top
+    }
+}
