@@ -2,16 +2,8 @@ import Herald
 import HeraldTestSupport
 import Testing
 
-/// A request type for the (not yet implemented) request/reply op.
-struct Add: HeraldRequest {
-    typealias Reply = Int
-    static let channel = Channel("calc", "add")
-    var a: Int
-    var b: Int
-}
-
-/// The client side of ops today's heraldd does not implement: they fail cleanly with
-/// `unknown_op`, and the connection keeps working (retained state lands with the `state` work).
+/// The client side of ops today's heraldd does not implement (retained values, being built on
+/// another branch): they fail cleanly with `unknown_op`, and the connection keeps working.
 @Suite struct UnsupportedOpsTests {
     @Test func opsTheDaemonLacksThrowUnknownOpAndTheConnectionLives() async throws {
         let daemon = try TestDaemon()
