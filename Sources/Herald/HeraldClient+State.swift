@@ -8,7 +8,8 @@ public struct Retained<Value: Sendable>: Sendable {
 
 /// Retained values (PROTOCOL.md `set`/`get`).
 ///
-/// UNTESTED against a daemon that implements them: today's heraldd answers `unknown_op`.
+/// Untested against a daemon that implements them (retained values are being built on another
+/// branch): today's heraldd answers `unknown_op`.
 extension HeraldClient {
     /// Sets a channel's retained value.
     /// - Parameters:

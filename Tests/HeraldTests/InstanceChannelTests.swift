@@ -91,7 +91,7 @@ import Testing
     @Test func redeclareConflictIsReportedAndForgotten() async throws {
         let daemon = try TestDaemon()
         // A slow first retry, so the rival can take the channel while the owner is away.
-        let owner = try await connectedClient(daemon, name: "owner", reconnect: ReconnectPolicy(initialDelay: 1, maxDelay: 1))
+        let owner = try await connectedClient(daemon, name: "owner", reconnect: ReconnectPolicy(initialDelay: 2, maxDelay: 2))
         let rival = try await connectedClient(daemon, name: "rival")
         defer { owner.close(); rival.close() }
         let errors = collectErrors(owner)
