@@ -31,10 +31,49 @@ struct SubscriptionRecord {
 }
 
 /// A lock this connection holds, restored after a reconnect.
+///
+/// Global ids of this client's own subscriptions (`c7/menu`) are kept by name, because the
+/// client id changes with every connection: after a reconnect they are sent as `c9/menu`.
 struct LockRecord: Hashable {
+    /// One entry of `subs`.
+    enum Target: Hashable {
+        /// One of this client's subscriptions, by name.
+        case own(String)
+        /// Another connection's subscription, by global id, sent as given.
+        case other(String)
+    }
+
     let channel: String?
-    let subs: [String]?
+    let subs: [Target]?
     let sub: String?
+
+    /// A lock by channel (and optionally global ids), splitting off ids with `client`'s prefix.
+    init(channel: String, subscriptions: [String]?, client: String?) {
+        self.channel = channel
+        self.sub = nil
+        let prefix = client.map { $0 + "/" }
+        self.subs = subscriptions?.map { id in
+            if let prefix, id.hasPrefix(prefix) { return .own(String(id.dropFirst(prefix.count))) }
+            return .other(id)
+        }
+    }
+
+    /// A lock on one of this client's subscriptions by name.
+    init(subscription name: String) {
+        channel = nil
+        subs = nil
+        sub = name
+    }
+
+    /// The `subs` field for a connection whose id is `client`.
+    func subIDs(client: String) -> [String]? {
+        subs?.map { target in
+            switch target {
+            case .own(let name): return client + "/" + name
+            case .other(let id): return id
+            }
+        }
+    }
 }
 
 /// What the daemon said in `info`.
@@ -77,7 +116,10 @@ struct ClientState {
     var previousEpoch: String?
     var errorHandler: (@Sendable (HeraldClientError) -> Void)?
     var connectWaiters: [CheckedContinuation<Result<Void, HeraldClientError>, Never>] = []
+    /// Locks held, in the order taken (restored after a reconnect).
     var locks: [LockRecord] = []
+    /// Instance channels this client owns, in the order declared (declared again after a reconnect).
+    var declared: [String] = []
 
     /// Appends a frame; returns true when the I/O thread must be woken (queue was empty).
     mutating func enqueue(_ line: [UInt8]) -> Bool {

@@ -42,7 +42,8 @@ extension HeraldClient {
             complete(rid: rid, with: .failure(error))
             return
         }
-        if Self.closingCodes.contains(code) { loop.closingErrorCode = code }
+        // A late `req` timeout (its caller gave up already) is about a request, not the link.
+        if Self.closingCodes.contains(code), frame.string("op") != "req" { loop.closingErrorCode = code }
         report(error)
     }
 
@@ -79,21 +80,31 @@ extension HeraldClient {
         }
     }
 
-    /// `hello` answered: re-send every subscription and lock, then open the link to callers.
+    /// `hello` answered: restore, then open the link to callers.
+    ///
+    /// Order, all in one write: instance channels (so this client owns them again before
+    /// anyone subscribes through it), channel locks (they cover subscriptions made later, so
+    /// restored subscriptions get no event the lock should suppress), then each subscription
+    /// followed at once by the locks on its name (the daemon refuses a name lock without the
+    /// subscription).
     private func linkEstablished() {
         let (observers, waiters, lines) = state.withLock { state in
             var lines: [UInt8] = []
+            let client = state.info?.client ?? ""
+            for name in state.declared {
+                let rid = state.register(timeout: nil) { [weak self] result in self?.redeclareAnswered(name, result) }
+                var writer = FrameWriter(op: "declare", rid: rid)
+                writer.string("ch", name)
+                lines += writer.finished()
+            }
+            for lock in state.locks where lock.sub == nil {
+                lines += lockLine(lock, rid: restoredLockRid(&state), client: client)
+            }
             let sameEpoch = state.previousEpoch != nil && state.previousEpoch == state.info?.epoch
             for record in state.subscriptions.values.sorted(by: { $0.order < $1.order }) {
                 var since: Int?
                 if sameEpoch, !record.isPattern, let last = record.lastSeq { since = last }
                 lines += subscribeLine(record, since: since, restoring: true, state: &state)
-            }
-            for lock in state.locks {
-                let rid = state.register(timeout: nil) { [weak self] result in
-                    if case .failure(let error) = result, case .server = error { self?.report(error) }
-                }
-                lines += lockLine(lock, op: "lock", rid: rid)
             }
             state.linkUp = true
             state.everConnected = true
@@ -108,8 +119,40 @@ extension HeraldClient {
         for waiter in waiters { waiter.resume(returning: .success(())) }
     }
 
-    /// Builds a `sub` frame for `record` and registers its answer handling.
+    /// A `rid` for a restored lock: a refusal goes to the error handler. A name lock's
+    /// `not_found` is not reported: it means the subscription's own `sub` failed (reported
+    /// on its own) or is being retried without `since`, and the retry carries the lock again.
+    private func restoredLockRid(_ state: inout ClientState, byName: Bool = false) -> Int {
+        state.register(timeout: nil) { [weak self] result in
+            guard case .failure(let error) = result, case .server(let code, _, _) = error else { return }
+            if byName, code == "not_found" { return }
+            self?.report(error)
+        }
+    }
+
+    /// The answer to a `declare` sent while restoring: a refusal (`conflict`: someone else
+    /// declared it meanwhile) forgets the channel and is reported.
+    private func redeclareAnswered(_ name: String, _ result: Result<ServerFrame, HeraldClientError>) {
+        guard case .failure(let error) = result, case .server = error else { return }
+        state.withLock { state in state.declared.removeAll { $0 == name } }
+        report(error)
+    }
+
+    /// Builds a `sub` frame for `record` and registers its answer handling, followed by the
+    /// locks this client holds on the subscription's name (taking a lock again is a no-op, so
+    /// sending them with every `sub` keeps them across reconnects and re-binds).
     func subscribeLine(_ record: SubscriptionRecord, since: Int?, restoring: Bool, state: inout ClientState) -> [UInt8] {
+        var lines = bareSubscribeLine(record, since: since, restoring: restoring, state: &state)
+        let name = record.binding.name
+        let client = state.info?.client ?? ""
+        for lock in state.locks where lock.sub == name {
+            lines += lockLine(lock, rid: restoredLockRid(&state, byName: true), client: client)
+        }
+        return lines
+    }
+
+    /// Builds a `sub` frame for `record` and registers its answer handling.
+    private func bareSubscribeLine(_ record: SubscriptionRecord, since: Int?, restoring: Bool, state: inout ClientState) -> [UInt8] {
         let binding = record.binding
         let channel = record.channel
         let everAcked = record.everAcked
@@ -161,7 +204,7 @@ extension HeraldClient {
             }
             binding.settle(.failure(error))
             if removed {
-                binding.end()
+                binding.end(.refused(error))
                 report(.subscriptionEnded(subscription: name, channel: channel.name, reason: error.description))
             }
         case .failure:
@@ -198,14 +241,21 @@ extension HeraldClient {
         binding.dispatch(event, finished: finished)
     }
 
+    /// `{"removed":CH,"sub":NAME}`: the daemon dropped the subscription with its instance
+    /// channel. It ends in the client too, and says so on the subscription (not as an error).
     private func handleRemoved(_ frame: ServerFrame) {
-        guard let name = frame.string("sub") else { return }
-        let binding = state.withLock { state -> SubscriptionBinding? in
-            state.subscriptions.removeValue(forKey: name)?.binding
+        guard let name = frame.string("sub"), let channel = frame.string("removed") else {
+            report(.malformedFrame(String(decoding: frame.bytes.prefix(200), as: UTF8.self)))
+            return
         }
-        guard let binding else { return }
-        binding.end()
-        report(.subscriptionEnded(subscription: name, channel: frame.string("removed") ?? "", reason: "channel removed"))
+        let binding = state.withLock { state -> SubscriptionBinding? in
+            // Unacknowledged: the frame is about an older subscription under this name (the
+            // daemon answers a new `sub` before anything else about it), so the new one stays.
+            guard let record = state.subscriptions[name], record.acked else { return nil }
+            state.subscriptions[name] = nil
+            return record.binding
+        }
+        binding?.end(.removed(channel: channel))
     }
 
     /// Drops subscriptions whose weak owner is gone, and tells the daemon.
@@ -227,11 +277,4 @@ extension HeraldClient {
         return writer.finished()
     }
 
-    func lockLine(_ lock: LockRecord, op: String, rid: Int?) -> [UInt8] {
-        var writer = FrameWriter(op: op, rid: rid)
-        writer.string("ch", lock.channel)
-        writer.strings("subs", lock.subs)
-        writer.string("sub", lock.sub)
-        return writer.finished()
-    }
 }

@@ -6,17 +6,21 @@ public struct RawReply: Sendable {
     public let data: RawJSON?
 }
 
-/// Request/reply (PROTOCOL.md `req`/`reply`).
-///
-/// UNTESTED against a daemon that implements it: today's heraldd answers `unknown_op`, which
-/// these calls throw as `.server(code: "unknown_op", …)` (see `isUnsupportedByDaemon`).
+/// Request/reply (docs/protocol.md "Request/reply"): `req` fans a request out with a reply
+/// token, the first `reply` to that token is the answer.
 extension HeraldClient {
-    /// Sends a request on its home channel and waits for the first reply, typed.
+    /// The daemon's accepted range for `timeout_ms`.
+    static let requestTimeoutRange = 1...3_600_000
+
+    /// Sends a request on its type's home channel and waits for the first reply, typed.
+    ///
+    ///     let sum = try await client.request(Add(a: 1, b: 2), timeout: 0.5)   // Int
     /// - Parameters:
     ///   - request: the request; its type's `channel` must be concrete.
-    ///   - timeout: seconds the daemon waits for a responder (its `timeout_ms`).
+    ///   - timeout: seconds the daemon waits for a reply (its `timeout_ms`, 0.001 … 3600).
     /// - Returns: the decoded reply.
-    /// - Throws: `timeout` / `no_responders` from the daemon, `.decoding`, `.notConnected`, ….
+    /// - Throws: `.noResponders` (at once: nobody listens), `.timeout` (no reply in time),
+    ///   `.decoding` (the reply is not a `Reply`), `.badChannel`, `.notConnected`, `.disconnected`, ….
     public func request<Request: HeraldRequest>(_ request: Request, timeout: Double = 1) async throws(HeraldClientError) -> Request.Reply {
         try await self.request(request, to: Request.topic, timeout: timeout)
     }
@@ -25,36 +29,76 @@ extension HeraldClient {
     /// - Parameters:
     ///   - request: the request.
     ///   - topic: a concrete channel carrying `Request`.
-    ///   - timeout: seconds the daemon waits for a responder.
+    ///   - timeout: seconds the daemon waits for a reply.
     /// - Returns: the decoded reply.
-    /// - Throws: the daemon's `timeout` / `no_responders`, `.decoding`, `.notConnected`, ….
+    /// - Throws: `.noResponders`, `.timeout`, `.decoding`, `.badChannel`, `.notConnected`, ….
     public func request<Request: HeraldRequest>(_ request: Request, to topic: Topic<Request>, timeout: Double = 1) async throws(HeraldClientError) -> Request.Reply {
         let reply = try await self.request(raw: try RawJSON(encoding: request), to: topic.channel, timeout: timeout)
-        return try (reply.data ?? .null).decode(as: Request.Reply.self)
+        do {
+            return try (reply.data ?? .null).decode(as: Request.Reply.self)
+        } catch {
+            if case .decoding(let type, _, let message) = error {
+                throw .decoding(type: type, channel: topic.channel.name, message: message)
+            }
+            throw error
+        }
     }
 
     /// Sends a raw request and waits for the first reply.
     /// - Parameters:
     ///   - data: the request's data, or nil.
     ///   - channel: a concrete channel.
-    ///   - timeout: seconds the daemon waits for a responder.
-    /// - Returns: the raw reply.
-    /// - Throws: the daemon's `timeout` / `no_responders` / `unknown_op`, `.notConnected`, ….
+    ///   - timeout: seconds the daemon waits for a reply (clamped to 0.001 … 3600).
+    /// - Returns: the raw reply and who sent it.
+    /// - Throws: `.noResponders`, `.timeout`, the daemon's other errors, `.notConnected`, ….
     public func request(raw data: RawJSON?, to channel: Channel, timeout: Double = 1) async throws(HeraldClientError) -> RawReply {
         let name = try channel.validatedConcrete().name
-        // The daemon times the request out itself; the client's own limit only guards a lost answer.
-        let frame = try await ask("req", timeout: timeout + 5) { writer in
-            writer.string("ch", name)
-            writer.int("timeout_ms", Int(timeout * 1000))
-            writer.raw("data", data)
+        let milliseconds = Self.timeoutMilliseconds(timeout)
+        do {
+            // The daemon times the request out itself and answers `timeout`; the client's own
+            // limit only guards against that answer being lost.
+            let frame = try await ask("req", timeout: Double(milliseconds) / 1000 + 5) { writer in
+                writer.string("ch", name)
+                writer.int("timeout_ms", milliseconds)
+                writer.raw("data", data)
+            }
+            return RawReply(from: frame.string("from"), data: frame.raw("data"))
+        } catch .server(code: "no_responders", _, _) {
+            throw .noResponders(channel: name)
+        } catch .server(code: "timeout", _, _) {
+            throw .timeout
         }
-        return RawReply(from: frame.string("from"), data: frame.raw("data"))
+    }
+
+    /// Seconds to the daemon's `timeout_ms`, clamped into its range (NaN and ≤ 0 become 1 ms).
+    static func timeoutMilliseconds(_ seconds: Double) -> Int {
+        let range = requestTimeoutRange
+        guard seconds.isFinite, seconds > 0 else { return seconds == .infinity ? range.upperBound : range.lowerBound }
+        let milliseconds = (seconds * 1000).rounded(.up)
+        return milliseconds >= Double(range.upperBound) ? range.upperBound : Swift.max(range.lowerBound, Int(milliseconds))
+    }
+
+    /// Answers requests of a type on its home channel: the handler's return value is the reply.
+    /// - Parameters:
+    ///   - type: the request type; its `channel` (name or pattern) is subscribed.
+    ///   - options: name, `group` (responders in one group share the requests), delivery.
+    ///   - handler: computes the reply.
+    /// - Returns: the subscription token (releasing it stops responding).
+    /// - Throws: `.badChannel`, `.closed`.
+    public func respond<Request: HeraldRequest>(
+        to type: Request.Type, options: SubscriptionOptions = SubscriptionOptions(),
+        handler: @escaping @Sendable (Request, EventMetadata) async throws -> Request.Reply
+    ) throws(HeraldClientError) -> Subscription {
+        try respond(to: Request.topic, options: options, handler: handler)
     }
 
     /// Answers requests on a topic: the handler's return value is sent as the reply.
     ///
-    /// A handler that throws sends no reply (the requester gets the daemon's `timeout`) and the
-    /// error goes to the error handler. Use a `group` in `options` to share the load.
+    /// Each request runs the handler in its own task, so a slow answer does not hold up the
+    /// next request. A handler that throws sends no reply (the requester gets `.timeout`; put
+    /// expected failures in the `Reply` type instead) and the error goes to the error handler
+    /// (`.responderFailed`). Plain events on the channel (a `pub`, no reply token) are ignored.
+    /// With `options.group`, the daemon gives each request to one member of the group.
     /// - Parameters:
     ///   - topic: the channel or pattern requests arrive on.
     ///   - options: name, group, delivery.
@@ -63,22 +107,35 @@ extension HeraldClient {
     /// - Throws: `.badChannel`, `.closed`.
     public func respond<Request: HeraldRequest>(
         to topic: Topic<Request>, options: SubscriptionOptions = SubscriptionOptions(),
-        handler: @escaping @Sendable (Request, EventMetadata) async throws(HeraldClientError) -> Request.Reply
+        handler: @escaping @Sendable (Request, EventMetadata) async throws -> Request.Reply
     ) throws(HeraldClientError) -> Subscription {
         try subscribe(topic, options: options) { [weak self] request, metadata in
             guard let token = metadata.replyToken else { return }
             Task { [weak self] in
-                do throws(HeraldClientError) {
+                do {
                     let reply = try await handler(request, metadata)
-                    try self?.reply(to: token, raw: try RawJSON(encoding: reply))
-                } catch {
+                    try self?.reply(to: token, with: reply)
+                } catch let error as HeraldClientError {
                     self?.report(error)
+                } catch {
+                    self?.report(.responderFailed(subscription: metadata.subscription, channel: metadata.channel.name,
+                                                  message: String(describing: error)))
                 }
             }
         }
     }
 
-    /// Sends a reply to a request's token (fire-and-forget; the first reply wins).
+    /// Sends a typed reply to a request's token (fire-and-forget; the first reply wins).
+    /// - Parameters:
+    ///   - token: `EventMetadata.replyToken` of the request.
+    ///   - reply: the reply.
+    /// - Throws: `.encoding`, `.notConnected`, `.closed`.
+    public func reply<Reply: Encodable>(to token: String, with reply: Reply) throws(HeraldClientError) {
+        try self.reply(to: token, raw: try RawJSON(encoding: reply))
+    }
+
+    /// Sends a raw reply to a request's token (fire-and-forget; the first reply wins; replies
+    /// to an answered or expired request are ignored by the daemon).
     /// - Parameters:
     ///   - token: `EventMetadata.replyToken` of the request.
     ///   - data: the reply's data.

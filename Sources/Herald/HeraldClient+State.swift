@@ -7,8 +7,6 @@ public struct Retained<Value: Sendable>: Sendable {
 }
 
 /// Retained values (PROTOCOL.md `set`/`get`).
-///
-/// UNTESTED against a daemon that implements them: today's heraldd answers `unknown_op`.
 extension HeraldClient {
     /// Sets a channel's retained value.
     /// - Parameters:

@@ -133,7 +133,8 @@ extension HeraldClient {
             let id = state.nextBindingID
             state.nextBindingID += 1
             let binding = SubscriptionBinding(name: options.name ?? "h\(id)", id: id, target: target,
-                                              ownerAlive: ownerAlive, onEnd: onEnd, deliver: deliver)
+                                              ownerAlive: ownerAlive, onEnd: onEnd, notify: options.onEnd,
+                                              deliver: deliver)
             let replaced = state.subscriptions[binding.name]?.binding
             let record = SubscriptionRecord(binding: binding, channel: channel, isPattern: isPattern, group: options.group,
                                             remaining: options.max, args: options.args, order: state.nextOrder)

@@ -51,7 +51,7 @@ public final class HeraldClient: Sendable {
     deinit {
         loop.requestStop()
         let bindings = state.withLock { state in state.subscriptions.values.map(\.binding) }
-        for binding in bindings { binding.end() }
+        for binding in bindings { binding.end(.clientClosed) }
     }
 
     // MARK: Connecting
@@ -105,7 +105,7 @@ public final class HeraldClient: Sendable {
             observer.yield(.disconnected(.closedByClient))
             observer.finish()
         }
-        for binding in bindings { binding.end() }
+        for binding in bindings { binding.end(.clientClosed) }
     }
 
     /// The current connection state.
@@ -171,9 +171,12 @@ public final class HeraldClient: Sendable {
     ///   - op: the op name.
     ///   - timeout: seconds; nil uses `configuration.requestTimeout`.
     ///   - fill: adds the op's fields.
+    ///   - extra: adds fields that depend on the connection (e.g. the client id), read under
+    ///     the same lock that enqueues the frame, so they match the connection it goes out on.
     /// - Returns: the `ok` frame.
     /// - Throws: the daemon's error, `.timeout`, `.disconnected`, `.notConnected`, `.closed`.
-    func ask(_ op: String, timeout: Double? = nil, _ fill: (inout FrameWriter) -> Void) async throws(HeraldClientError) -> ServerFrame {
+    func ask(_ op: String, timeout: Double? = nil, _ fill: (inout FrameWriter) -> Void,
+             extra: ((ClientState, inout FrameWriter) -> Void)? = nil) async throws(HeraldClientError) -> ServerFrame {
         let seconds = timeout ?? configuration.requestTimeout
         let outcome: Result<ServerFrame, HeraldClientError> = await withCheckedContinuation { continuation in
             let sent = state.withLock { state -> Result<Bool, HeraldClientError> in
@@ -182,6 +185,7 @@ public final class HeraldClient: Sendable {
                 let rid = state.register(timeout: seconds) { continuation.resume(returning: $0) }
                 var writer = FrameWriter(op: op, rid: rid)
                 fill(&writer)
+                extra?(state, &writer)
                 return .success(state.enqueue(writer.finished()))
             }
             switch sent {

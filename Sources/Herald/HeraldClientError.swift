@@ -11,8 +11,15 @@ public enum HeraldClientError: Error, Sendable, Equatable, CustomStringConvertib
     case disconnected
     /// The client was closed.
     case closed
-    /// No answer arrived in time.
+    /// No answer arrived in time; for a request: no responder replied within its timeout
+    /// (the daemon's `timeout`).
     case timeout
+    /// A request reached no responder: nothing subscribes to the channel, every responder is
+    /// locked, or the only one is the requester's own with `echo:false` (the daemon's
+    /// `no_responders`, answered at once).
+    case noResponders(channel: String)
+    /// A responder's handler threw, so no reply was sent (the requester will time out).
+    case responderFailed(subscription: String, channel: String, message: String)
     /// Connecting failed (name resolution, refused, timed out, bad handshake).
     case connectionFailed(String)
     /// A channel or pattern is not valid where it was used.
@@ -45,6 +52,9 @@ public enum HeraldClientError: Error, Sendable, Equatable, CustomStringConvertib
         case .disconnected: return "connection lost before the answer arrived"
         case .closed: return "client closed"
         case .timeout: return "timed out"
+        case .noResponders(let channel): return "no responders on \(channel)"
+        case .responderFailed(let sub, let channel, let message):
+            return "responder \(sub) on \(channel) failed, no reply sent: \(message)"
         case .connectionFailed(let why): return "cannot connect: \(why)"
         case .badChannel(let why): return "bad channel: \(why)"
         case .encoding(let why): return "cannot encode: \(why)"

@@ -23,8 +23,7 @@ final class SubscriptionBinding: Sendable {
     let deliver: @Sendable (IncomingEvent) -> Void
     /// False once a weak owner is gone; nil when there is no owner.
     let ownerAlive: (@Sendable () -> Bool)?
-    /// Called once when the subscription ends for good (streams finish here).
-    private let onEnd: Mutex<(@Sendable () -> Void)?>
+    private let ending: Mutex<Ending>
     private let cancelled = Atomic<Bool>(false)
     private let readiness = Mutex<Readiness>(Readiness())
 
@@ -33,13 +32,24 @@ final class SubscriptionBinding: Sendable {
         var waiters: [CheckedContinuation<Result<Void, HeraldClientError>, Never>] = []
     }
 
+    /// The end, recorded once: the first reason wins, later calls do nothing.
+    private struct Ending {
+        var reason: SubscriptionEnd?
+        /// Internal end action (a stream finishes here), run once.
+        var finish: (@Sendable () -> Void)?
+        /// The app's `SubscriptionOptions.onEnd`, run once on the handler's queue.
+        var notify: (@Sendable (SubscriptionEnd) -> Void)?
+        var waiters: [CheckedContinuation<SubscriptionEnd, Never>] = []
+    }
+
     init(name: String, id: Int, target: Target, ownerAlive: (@Sendable () -> Bool)? = nil,
-         onEnd: (@Sendable () -> Void)? = nil, deliver: @escaping @Sendable (IncomingEvent) -> Void) {
+         onEnd: (@Sendable () -> Void)? = nil, notify: (@Sendable (SubscriptionEnd) -> Void)? = nil,
+         deliver: @escaping @Sendable (IncomingEvent) -> Void) {
         self.name = name
         self.id = id
         self.target = target
         self.ownerAlive = ownerAlive
-        self.onEnd = Mutex(onEnd)
+        self.ending = Mutex(Ending(finish: onEnd, notify: notify))
         self.deliver = deliver
     }
 
@@ -48,17 +58,48 @@ final class SubscriptionBinding: Sendable {
     /// Marks the binding dead; no handler call starts after this returns. Ends it.
     func cancel() {
         cancelled.store(true, ordering: .releasing)
-        end()
+        end(.cancelled)
         settle(.failure(.closed))
     }
 
-    /// Runs the end action once (finishing a stream).
-    func end() {
-        let action = onEnd.withLock { action -> (@Sendable () -> Void)? in
-            defer { action = nil }
-            return action
+    /// Ends the subscription for `reason`, once: finishes a stream, queues the app's `onEnd`
+    /// behind the events already queued (so it is the last thing the handler side sees), and
+    /// wakes `ended()` waiters. Later calls (another reason racing) do nothing.
+    func end(_ reason: SubscriptionEnd) {
+        let taken = ending.withLock { ending -> Ending? in
+            guard ending.reason == nil else { return nil }
+            ending.reason = reason
+            defer {
+                ending.finish = nil
+                ending.notify = nil
+                ending.waiters = []
+            }
+            return ending
         }
-        action?()
+        guard let taken else { return }
+        taken.finish?()
+        if let notify = taken.notify {
+            switch target {
+            case .inline: notify(reason)
+            case .queue(let queue): queue.async { notify(reason) }
+            }
+        }
+        for waiter in taken.waiters { waiter.resume(returning: reason) }
+    }
+
+    /// Why the subscription ended; nil while it is live.
+    var endReason: SubscriptionEnd? { ending.withLock { $0.reason } }
+
+    /// Waits until the subscription ends and returns why.
+    func ended() async -> SubscriptionEnd {
+        await withCheckedContinuation { continuation in
+            let known = ending.withLock { ending -> SubscriptionEnd? in
+                if let reason = ending.reason { return reason }
+                ending.waiters.append(continuation)
+                return nil
+            }
+            if let known { continuation.resume(returning: known) }
+        }
     }
 
     /// Hands one event to the handler where it belongs; `finished` ends the binding after it.
@@ -66,14 +107,14 @@ final class SubscriptionBinding: Sendable {
         switch target {
         case .inline:
             if !isCancelled { deliver(event) }
-            if finished { end() }
+            if finished { end(.finished) }
         case .queue(let queue):
             queue.async { [self] in
                 // Checked again here: cancel() may have run while this waited in the queue.
                 guard !isCancelled, ownerAlive?() ?? true else { return }
                 deliver(event)
             }
-            if finished { end() }
+            if finished { end(.finished) }
         }
     }
 
@@ -134,6 +175,16 @@ public final class Subscription: Sendable, Hashable {
             binding.cancel()
         }
     }
+
+    /// Why the subscription ended (removed channel, `max` reached, cancelled, …); nil while live.
+    public var endReason: SubscriptionEnd? { binding.endReason }
+
+    /// Waits until the subscription ends and returns why.
+    ///
+    /// For an instance channel this is how a holder learns the owner removed it:
+    /// `if case .removed = await token.ended() { closeTheView() }`.
+    /// - Returns: the reason; at once if it already ended.
+    public func ended() async -> SubscriptionEnd { await binding.ended() }
 
     /// Whether the subscription is still live (not cancelled, not finished by `max`).
     public var isActive: Bool {

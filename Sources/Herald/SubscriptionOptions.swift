@@ -20,6 +20,10 @@ public struct SubscriptionOptions: Sendable {
     public var args: RawJSON?
     /// Where the handler runs.
     public var delivery: DeliveryMode
+    /// Called once when the subscription ends, with why (e.g. `.removed` when the owner of an
+    /// instance channel removed it). Runs where the handler runs, after the events already
+    /// queued for it, so it is the last call the subscription makes.
+    public var onEnd: (@Sendable (SubscriptionEnd) -> Void)?
 
     /// Creates options.
     /// - Parameters:
@@ -28,13 +32,15 @@ public struct SubscriptionOptions: Sendable {
     ///   - max: number of deliveries before the subscription ends.
     ///   - args: JSON echoed with each event.
     ///   - delivery: `.ordered` (default) or `.background`.
+    ///   - onEnd: called once when the subscription ends, with the reason.
     public init(name: String? = nil, group: String? = nil, max: Int? = nil, args: RawJSON? = nil,
-                delivery: DeliveryMode = .ordered) {
+                delivery: DeliveryMode = .ordered, onEnd: (@Sendable (SubscriptionEnd) -> Void)? = nil) {
         self.name = name
         self.group = group
         self.max = max
         self.args = args
         self.delivery = delivery
+        self.onEnd = onEnd
     }
 
     /// One delivery, then the subscription ends (`once:true`).

@@ -14,7 +14,7 @@ struct Invocation {
     var receipt = false
     var count: Int?
     var group: String?
-    var timeout: Double?
+    var timeoutText: String?
     var ifRev: Int?
     /// Command-specific flags that were given, to reject those a command does not take.
     var commandFlags: [String] = []
@@ -61,14 +61,25 @@ struct Invocation {
         case "--if-rev":
             ifRev = try Self.integer(try scanner.value(for: flag), flag: flag.name, in: 0...Int.max)
         case "--timeout":
-            let text = try scanner.value(for: flag)
-            guard let seconds = Double(text), seconds > 0, seconds.isFinite else {
-                throw .badValue(flag.name, text, expected: "a positive number of seconds")
-            }
-            timeout = seconds
+            // Its unit depends on the command (req: ms, like the protocol's timeout_ms; sub and
+            // signal: seconds), which may come after the flag: checked in `timeoutSeconds`.
+            timeoutText = try scanner.value(for: flag)
         default:
             throw .unknownFlag(flag.name)
         }
+    }
+
+    /// `--timeout` in seconds: for `req` the flag is integer milliseconds (1…3600000), for
+    /// the other commands a positive number of seconds.
+    func timeoutSeconds() throws(ArgumentError) -> Double? {
+        guard let text = timeoutText else { return nil }
+        if command == "req" {
+            return Double(try Self.integer(text, flag: "--timeout", in: 1...3_600_000)) / 1000
+        }
+        guard let seconds = Double(text), seconds > 0, seconds.isFinite else {
+            throw .badValue("--timeout", text, expected: "a positive number of seconds")
+        }
+        return seconds
     }
 
     private static func integer(_ text: String, flag: String, in range: ClosedRange<Int>) throws(ArgumentError) -> Int {

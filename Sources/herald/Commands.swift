@@ -51,6 +51,13 @@ struct Commands {
             Output.error("herald: \(error)")
             return .usage
         }
+        let timeout: Double?
+        do throws(ArgumentError) {
+            timeout = try invocation.timeoutSeconds()
+        } catch {
+            Output.error("herald: \(error)")
+            return .usage
+        }
         let client = HeraldClient(configuration: ClientConfiguration(
             endpoint: invocation.unixPath.map { .unix(path: $0) } ?? .tcp(host: invocation.host, port: invocation.port),
             name: invocation.name, token: invocation.token, reconnect: .never))
@@ -59,9 +66,9 @@ struct Commands {
             try await client.connect()
             switch command {
             case "pub": return try await pub(client)
-            case "sub": return try await sub(client)
-            case "req": return try await req(client)
-            case "signal": return try await signal(client)
+            case "sub": return try await sub(client, timeout: timeout)
+            case "req": return try await req(client, timeout: timeout ?? 1)
+            case "signal": return try await signal(client, timeout: timeout ?? 1)
             case "get": return try await get(client)
             case "set": return try await set(client)
             case "stats": return try await stats(client)
@@ -91,6 +98,9 @@ struct Commands {
         case .timeout:
             Output.error("herald: \(command): no answer in time")
             return .timeout
+        case .noResponders(let channel):
+            Output.error("herald: \(command): no responders on \(channel)")
+            return .noResponders
         default:
             Output.error("herald: \(error)")
             return .serverError
@@ -123,7 +133,7 @@ struct Commands {
         return .success
     }
 
-    private func sub(_ client: HeraldClient) async throws(HeraldClientError) -> ExitCode {
+    private func sub(_ client: HeraldClient, timeout: Double?) async throws(HeraldClientError) -> ExitCode {
         let json = invocation.json
         let done = ExitSignal()
         let lost = client.stateUpdates()
@@ -141,7 +151,7 @@ struct Commands {
                 }
             }
         }
-        if let timeout = invocation.timeout {
+        if let timeout {
             let expectsCount = invocation.count != nil
             Task {
                 try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
@@ -153,21 +163,31 @@ struct Commands {
         return code
     }
 
-    private func req(_ client: HeraldClient) async throws(HeraldClientError) -> ExitCode {
-        let timeout = invocation.timeout ?? 1
-        if invocation.json {
-            let answer = try await client.call("req", ["ch": RawJSON(encoding: channel.name), "data": data(at: 1) ?? .null,
-                                                       "timeout_ms": RawJSON("\(Int(timeout * 1000))")], timeout: timeout + 5)
-            Output.line(answer.description)
-        } else {
+    /// `req CH [DATA]`: the reply's data (pretty) or `{"from":…,"data":…}` (`--json`).
+    private func req(_ client: HeraldClient, timeout: Double) async throws(HeraldClientError) -> ExitCode {
+        do throws(HeraldClientError) {
             let reply = try await client.request(raw: data(at: 1), to: channel, timeout: timeout)
-            Output.line(reply.data?.description ?? "null")
+            if invocation.json {
+                var line: [UInt8] = []
+                line.appendRaw("{\"from\":")
+                if let from = reply.from { line.appendJSONString(from) } else { line.appendRaw("null") }
+                if let data = reply.data {
+                    line.appendRaw(",\"data\":")
+                    line.append(contentsOf: data.bytes)
+                }
+                line.appendRaw("}")
+                Output.line(String(decoding: line, as: UTF8.self))
+            } else {
+                Output.line(reply.data?.description ?? "-")
+            }
+            return .success
+        } catch .timeout {
+            Output.error("herald: req: no reply on \(channel.name) within \(Int((timeout * 1000).rounded())) ms")
+            return .timeout
         }
-        return .success
     }
 
-    private func signal(_ client: HeraldClient) async throws(HeraldClientError) -> ExitCode {
-        let timeout = invocation.timeout ?? 1
+    private func signal(_ client: HeraldClient, timeout: Double) async throws(HeraldClientError) -> ExitCode {
         let answer = try await client.call("signal", ["ch": RawJSON(encoding: channel.name), "data": data(at: 1) ?? .null,
                                                       "timeout_ms": RawJSON("\(Int(timeout * 1000))")], timeout: timeout * 10 + 5)
         Output.line(answer.description)

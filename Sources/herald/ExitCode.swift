@@ -10,6 +10,9 @@ enum ExitCode: Int32 {
     case connection = 3
     /// The daemon does not implement this command's op yet (`unknown_op`).
     case unsupported = 4
-    /// `sub --count N --timeout S` saw fewer than N events in S seconds.
+    /// Timed out: `sub --count N --timeout S` saw fewer than N events in S seconds, or a
+    /// `req` got no reply within its `--timeout`.
     case timeout = 5
+    /// A `req` reached no responder (nothing subscribes to the channel, or all are locked).
+    case noResponders = 6
 }

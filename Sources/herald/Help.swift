@@ -12,7 +12,7 @@ enum Help {
 
     static let exitCodes = """
     Exit codes: 0 ok, 1 daemon error, 2 usage error, 3 connection failed or lost,
-    4 not supported by this daemon yet, 5 timed out.
+    4 not supported by this daemon yet, 5 timed out, 6 no responders (req).
     """
 
     static let overview = """
@@ -23,7 +23,7 @@ enum Help {
     Commands:
       pub CHANNEL [JSON]       publish an event (JSON "-" reads standard input)
       sub PATTERN              print events as they arrive
-      req CHANNEL [JSON]       send a request, print the reply
+      req CHANNEL [JSON]       send a request, print the first reply
       signal CHANNEL [JSON]    send a signal up the channel hierarchy
       get CHANNEL              print a channel's retained value
       set CHANNEL JSON         set a channel's retained value
@@ -56,10 +56,13 @@ enum Help {
           --timeout S   stop after S seconds: exit 0, or 5 if --count events did not all arrive
         """,
         "req": """
-        Usage: herald req CHANNEL [JSON] [--timeout S] [--json]
+        Usage: herald req CHANNEL [JSON] [--timeout MS] [--json]
 
-        Sends a request and prints the first reply's data (with --json: the whole answer).
-          --timeout S   how long the daemon waits for a responder (default 1)
+        Sends a request on CHANNEL (a concrete name) with JSON as its data ("-" reads standard
+        input) and prints the first reply's data ("-" when the reply has none); with --json
+        one object {"from":REPLIER,"data":…}. Exit 5 when no reply came in time, 6 when no
+        subscriber received the request (no responders).
+          --timeout MS  milliseconds to wait for a reply, 1…3600000 (default 1000)
         """,
         "signal": """
         Usage: herald signal CHANNEL [JSON] [--timeout S]

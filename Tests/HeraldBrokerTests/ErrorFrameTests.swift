@@ -28,7 +28,7 @@ import HeraldBroker
         (#"{"op":"sub","ch":"a","once":true,"max":2}"#, "bad_field"),
         (#"{"op":"sub","ch":"a","group":""}"#, "bad_field"),
         (#"{"op":"sub","ch":"a","sub":""}"#, "bad_field"),
-        (#"{"op":"sub","ch":"a","handle":true}"#, "bad_field"),
+        (#"{"op":"sub","ch":"a","handle":"yes"}"#, "bad_field"),
         (#"{"op":"sub","ch":"a","current":"yes"}"#, "bad_field"),
         (#"{"op":"sub","ch":"a.*","since":0}"#, "bad_field"),
         (#"{"op":"sub","ch":"a","since":-1}"#, "bad_field"),

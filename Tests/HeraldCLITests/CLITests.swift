@@ -96,14 +96,47 @@ import Testing
         #expect(try herald(["stats", "--port", "notaport"]).status == 2)
         #expect(try herald(["stats", "--unix", "/tmp/herald-no-such.sock"]).status == 3)
         let unanswered = try herald(["req", "a.b"] + at(daemon))
-        #expect(unanswered.status == 1)
-        #expect(unanswered.stderr.contains("no_responders"))
-        for command in ["get"] {
-            let result = try herald([command, "a.b"] + at(daemon))
-            #expect(result.status == 4, "\(command)")
-            #expect(result.stderr == "herald: \(command) is not supported by this daemon yet\n")
-        }
-        #expect(try herald(["set", "a.b", "1"] + at(daemon)).status == 4)
+        #expect(unanswered.status == 6)
+        #expect(unanswered.stderr == "herald: req: no responders on a.b\n")
+        #expect(try herald(["req", "a.b", "--timeout", "0"] + at(daemon)).status == 2, "ms from 1")
+        #expect(try herald(["req", "a.b", "--timeout", "1.5"] + at(daemon)).status == 2, "whole ms")
+        #expect(try herald(["req", "$sys.x"] + at(daemon)).status == 1)
+        // The daemon now serves retained state and signals: the generic commands work.
+        let set = try herald(["set", "a.b", "1"] + at(daemon))
+        #expect(set.status == 0)
+        #expect(set.stdout == "1\n", "set prints the new rev")
+        let got = try herald(["get", "a.b"] + at(daemon))
+        #expect(got.status == 0)
+        #expect(got.stdout == "1\n", "get prints the value")
+        let signal = try herald(["signal", "a.b"] + at(daemon))
+        #expect(signal.status == 0)
+        #expect(signal.stdout.contains(#""handled_by":null"#))
+    }
+
+    @Test func reqPrintsTheReplyPrettyAndAsJSON() throws {
+        let daemon = try TestDaemon()
+        // `herald` has no responder command, so a raw TCP client answers with the token it got.
+        let responder = try RawResponder(port: daemon.port, channel: "calc.add", reply: #"{"sum":3}"#)
+        defer { responder.close() }
+        let pretty = try herald(["req", "calc.add", #"{"a":1,"b":2}"#, "--timeout", "10000"] + at(daemon))
+        #expect(pretty.status == 0, "\(pretty.stderr)")
+        #expect(pretty.stdout == #"{"sum":3}"# + "\n")
+        let json = try herald(["req", "calc.add", "-", "--json"] + at(daemon), stdin: "[1,2]")
+        #expect(json.status == 0, "\(json.stderr)")
+        #expect(json.stdout == #"{"from":"\#(responder.clientID)","data":{"sum":3}}"# + "\n")
+        #expect(responder.requests == [#"{"a":1,"b":2}"#, "[1,2]"])
+    }
+
+    @Test func reqTimesOutWithExitFive() throws {
+        let daemon = try TestDaemon()
+        let silent = try startHerald(["sub", "slow.op", "--json"] + at(daemon))
+        #expect(try waitForSubscriptions(daemon, count: 1))
+        let result = try herald(["req", "slow.op", "1", "--timeout", "200"] + at(daemon))
+        #expect(result.status == 5)
+        #expect(result.stderr == "herald: req: no reply on slow.op within 200 ms\n")
+        silent.process.terminate()
+        let printed = silent.finish().stdout
+        #expect(printed.hasPrefix(#"{"ch":"slow.op","seq":1,"from":"c"#), "the request reached the subscriber")
     }
 
     @Test func everyCommandHasHelp() throws {
@@ -115,6 +148,8 @@ import Testing
         }
         let overview = try herald(["--help"])
         #expect(overview.status == 0)
+        #expect(overview.stdout.contains("6 no responders"))
+        #expect(try herald(["req", "--help"]).stdout.contains("--timeout MS"))
         #expect(overview.stdout.contains("Commands:"))
         #expect(try herald([]).status == 2)
     }

@@ -50,3 +50,36 @@ func drainOrdered(_ client: HeraldClient) async throws {
     _ = await eventually { marker.value }
     sub.cancel()
 }
+
+/// Records a client's connection states.
+func recordStates(_ client: HeraldClient) -> LockedValue<[ConnectionState]> {
+    let states = LockedValue<[ConnectionState]>([])
+    let stream = client.stateUpdates()
+    Task { for await state in stream { states.withLock { $0.append(state) } } }
+    return states
+}
+
+/// Waits until the client is connected again after a loss.
+func reconnected(_ states: LockedValue<[ConnectionState]>) async -> Bool {
+    await eventually(within: 20) {
+        let seen = states.value
+        guard let lost = seen.lastIndex(where: { if case .disconnected = $0 { true } else { false } }) else { return false }
+        return seen[lost...].contains(.connected)
+    }
+}
+
+/// Whether `error` is the daemon's error `code`.
+func isServerError(_ error: HeraldClientError?, _ code: String) -> Bool {
+    if case .server(let actual, _, _)? = error { return actual == code }
+    return false
+}
+
+/// Runs `body` and returns the error it threw, or nil.
+func thrownError<T>(_ body: () async throws(HeraldClientError) -> T) async -> HeraldClientError? {
+    do {
+        _ = try await body()
+        return nil
+    } catch {
+        return error
+    }
+}
