@@ -7,6 +7,7 @@ optionally writes docs/benchmarks.md and docs/bench-fanout.png. The scale worklo
 subscriptions) carry rss_before/rss_after/bytes_per_conn|bytes_per_sub/seconds instead of
 rates and get a table of their own.
 """
+import re
 import argparse
 import datetime
 import json
@@ -380,10 +381,22 @@ def main():
         md += [f"- {r['proto']} {r['workload']} subs={r.get('subs', '–')} size={r.get('size', '–')} rep {r.get('rep')}: "
                f"{r['error']}" for r in failed]
     md.append(f"\nRaw results: `{os.path.basename(os.path.dirname(a.out_md)) or '.'}/bench-results.jsonl`.\n")
+    md += kept_sections(a.out_md)
     with open(a.out_md, "w") as f:
         f.write("\n".join(md))
     print(f"bench_report: wrote {a.out_md}" + (f" and {a.out_png}" if png_ok else ""), file=sys.stderr)
     return 0
+
+
+def kept_sections(path):
+    """Sections written by other modes (`<!-- NAME:start -->` … `<!-- NAME:end -->`, e.g. the
+    --state table or the workers comparison) survive a regeneration of the page."""
+    try:
+        with open(path) as f:
+            old = f.read()
+    except OSError:
+        return []
+    return ["", *re.findall(r"<!-- [a-z-]+:start -->.*?<!-- [a-z-]+:end -->", old, re.S)]
 
 
 if __name__ == "__main__":
