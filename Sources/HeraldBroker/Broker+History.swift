@@ -118,34 +118,16 @@ extension Broker {
         let size = channel.eventHead.count + subscription.quotedName.count + middle.count
             + subscription.argsFragment.count + tail.count + 60
         if session.pendingBytes + size > config.maxPending {
-            switch config.overflow {
-            case .disconnect:
-                disconnectSlowConsumer(session)
-            case .drop:
-                if subscription.dropped == 0 { stats.slowConsumers += 1 }
-                subscription.dropped += 1
-                stats.dropped += 1
-            }
+            overflow(subscription)
             return false
         }
         session.outbound.append(contentsOf: channel.eventHead)
         session.outbound.append(contentsOf: subscription.quotedName)
         session.outbound.append(contentsOf: middle)
         if replay { session.outbound.appendRaw(#","replay":true"#) }
-        session.outbound.append(contentsOf: subscription.argsFragment)
-        if isLast { session.outbound.appendRaw(#","last":true"#) }
-        if subscription.dropped > 0 {
-            session.outbound.appendRaw(#","dropped":"#)
-            session.outbound.appendInt(subscription.dropped)
-            subscription.dropped = 0
-        }
+        appendExtras(of: subscription, isLast: isLast, to: &session.outbound)
         session.outbound.append(contentsOf: tail)
-        markDirty(session)
-        stats.msgsOut += 1
-        if let remaining = subscription.remaining {
-            subscription.remaining = remaining - 1
-            if isLast { end(subscription) }
-        }
+        delivered(to: subscription, isLast: isLast)
         return true
     }
 }

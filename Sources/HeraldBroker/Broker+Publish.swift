@@ -99,17 +99,22 @@ extension Broker {
             appendExtras(of: subscription, isLast: isLast, to: &session.outbound)
             session.outbound.append(contentsOf: eventShared.bytes(eventSplit..<shared))
         }
-        markDirty(session)
+        delivered(to: subscription, isLast: isLast)
+        return true
+    }
+
+    /// Bookkeeping after a frame was queued: flush, count, and end a used-up `max`.
+    func delivered(to subscription: Subscription, isLast: Bool) {
+        markDirty(subscription.session)
         stats.msgsOut += 1
         if let remaining = subscription.remaining {
             subscription.remaining = remaining - 1
             if isLast { end(subscription) }
         }
-        return true
     }
 
     /// `args`, `last` and `dropped`: the per-subscription fields before `data`.
-    private func appendExtras(of subscription: Subscription, isLast: Bool, to out: inout [UInt8]) {
+    func appendExtras(of subscription: Subscription, isLast: Bool, to out: inout [UInt8]) {
         out.append(contentsOf: subscription.argsFragment)
         if isLast { out.appendRaw(#","last":true"#) }
         if subscription.dropped > 0 {
@@ -119,7 +124,8 @@ extension Broker {
         }
     }
 
-    private func overflow(_ subscription: Subscription) {
+    /// Applies the slow-consumer policy to one delivery that did not fit `max_pending`.
+    func overflow(_ subscription: Subscription) {
         switch config.overflow {
         case .disconnect:
             disconnectSlowConsumer(subscription.session)

@@ -85,8 +85,6 @@ extension Broker {
         case .link: try link(session)
         case .unlink: try unlink(session)
         case .set, .get, .del, .touch, .append, .assign, .splice: try performStateOp(op, for: session)
-        default:
-            throw HeraldError(.unknownOp, "op \"" + op.rawValue + "\" is not implemented by this heraldd yet")
         }
     }
 
