@@ -93,11 +93,11 @@ extension Broker {
         }
         session.outbound.append(contentsOf: prefix)
         if subscription.argsFragment.isEmpty && !isLast && subscription.dropped == 0 {
-            session.outbound.append(contentsOf: eventShared.bytes(0..<shared))
+            session.outbound.appendRaw(eventShared.bytes(0..<shared))
         } else {
-            session.outbound.append(contentsOf: eventShared.bytes(0..<eventSplit))
+            session.outbound.appendRaw(eventShared.bytes(0..<eventSplit))
             appendExtras(of: subscription, isLast: isLast, to: &session.outbound)
-            session.outbound.append(contentsOf: eventShared.bytes(eventSplit..<shared))
+            session.outbound.appendRaw(eventShared.bytes(eventSplit..<shared))
         }
         delivered(to: subscription, isLast: isLast)
         return true

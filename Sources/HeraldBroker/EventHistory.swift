@@ -1,3 +1,4 @@
+import HeraldWire
 /// The last events of one channel, kept for `sub` with `since`.
 ///
 /// Each event is stored as the two parts of its frame that do not depend on the subscriber:
@@ -47,8 +48,8 @@ struct EventHistory {
     /// - Returns: the bytes it takes.
     mutating func record(seq: Int, stamp: Int, middle: UnsafeRawBufferPointer, tail: UnsafeRawBufferPointer) -> Int {
         let start = base + bytes.count
-        bytes.append(contentsOf: middle)
-        bytes.append(contentsOf: tail)
+        bytes.appendRaw(middle)
+        bytes.appendRaw(tail)
         let length = middle.count + tail.count
         entries.append(Entry(seq: seq, stamp: stamp, start: start, middle: middle.count, length: length))
         liveBytes += length

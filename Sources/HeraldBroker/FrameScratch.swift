@@ -27,6 +27,7 @@ final class FrameScratch {
         UnsafeRawBufferPointer(start: base + range.lowerBound, count: range.count)
     }
 
+    @inline(__always)
     func append(_ bytes: UnsafeRawBufferPointer) {
         guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
         reserve(bytes.count)
@@ -38,6 +39,7 @@ final class FrameScratch {
         bytes.withUnsafeBytes { append($0) }
     }
 
+    @inline(__always)
     func append(_ text: StaticString) {
         append(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
@@ -61,8 +63,14 @@ final class FrameScratch {
         count += written
     }
 
+    /// Makes room for `extra` more bytes; the common case is one compare, inlined.
+    @inline(__always)
     private func reserve(_ extra: Int) {
-        guard count + extra > capacity else { return }
+        if count + extra > capacity { grow(toFit: extra) }
+    }
+
+    @inline(never)
+    private func grow(toFit extra: Int) {
         let grown = max(capacity * 2, count + extra)
         let fresh = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 16)
         fresh.copyMemory(from: base, byteCount: count)
