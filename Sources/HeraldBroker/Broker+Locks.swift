@@ -47,7 +47,7 @@ extension Broker {
         var matched: [Subscription] = []
         for target in index.targets(for: name) {
             switch target {
-            case .single(let subscription, _): matched.append(subscription)
+            case .single(let subscription): matched.append(subscription)
             case .group(let group): matched.append(contentsOf: group.members)
             }
         }

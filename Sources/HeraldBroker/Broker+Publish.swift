@@ -56,20 +56,37 @@ extension Broker {
     }
 
     /// Delivers the prepared event to every target of the channel.
+    ///
+    /// The loop reads unmanaged references and prefix ranges (`Channel.fastTargets`), so a
+    /// delivery costs no reference counting; local copies of the cache keep every object
+    /// alive for the whole loop even if a delivery ends a subscription.
     /// - Returns: how many subscriptions received it.
     func fanOut(on channel: Channel, from publisher: Session) -> Int {
+        channel.refreshTargets(in: index)
+        let keepAlive = channel.targets
+        let fast = channel.fastTargets
+        let arena = channel.prefixArena
         var receivers = 0
-        for target in channel.currentTargets(in: index) {
-            switch target {
-            case .single(let subscription, let prefix):
-                if accepts(subscription, from: publisher, on: channel), deliver(to: subscription, prefix: prefix) {
-                    receivers += 1
+        fast.withUnsafeBufferPointer { targets in
+            arena.withUnsafeBytes { prefixes in
+                for target in targets {
+                    if let single = target.subscription {
+                        single._withUnsafeGuaranteedRef { subscription in
+                            let prefix = UnsafeRawBufferPointer(rebasing: prefixes[target.prefix])
+                            if accepts(subscription, from: publisher, on: channel),
+                               deliver(to: subscription, prefix: prefix) {
+                                receivers += 1
+                            }
+                        }
+                    } else if let group = target.group?.takeUnretainedValue(),
+                              let member = group.pick({ accepts($0, from: publisher, on: channel) }) {
+                        let delivered = channel.prefix(for: member).withUnsafeBytes { deliver(to: member, prefix: $0) }
+                        if delivered { receivers += 1 }
+                    }
                 }
-            case .group(let group):
-                guard let member = group.pick({ accepts($0, from: publisher, on: channel) }) else { continue }
-                if deliver(to: member, prefix: channel.prefix(for: member)) { receivers += 1 }
             }
         }
+        withExtendedLifetime(keepAlive) {}
         return receivers
     }
 
@@ -82,7 +99,7 @@ extension Broker {
 
     /// Appends one event frame to a subscriber's queue, applying `max_pending` and `max`.
     /// - Returns: whether the event was queued.
-    private func deliver(to subscription: Subscription, prefix: [UInt8]) -> Bool {
+    private func deliver(to subscription: Subscription, prefix: UnsafeRawBufferPointer) -> Bool {
         let session = subscription.session
         let isLast = subscription.remaining == 1
         let shared = eventShared.count
@@ -91,7 +108,7 @@ extension Broker {
             overflow(subscription)
             return false
         }
-        session.outbound.append(contentsOf: prefix)
+        session.outbound.appendRaw(prefix)
         if subscription.argsFragment.isEmpty && !isLast && subscription.dropped == 0 {
             session.outbound.appendRaw(eventShared.bytes(0..<shared))
         } else {

@@ -123,7 +123,7 @@ extension Broker {
         var found: [Subscription] = []
         for target in index.targets(for: level) {
             switch target {
-            case .single(let subscription, _): if subscription.isHandler { found.append(subscription) }
+            case .single(let subscription): if subscription.isHandler { found.append(subscription) }
             case .group(let group): found.append(contentsOf: group.members.filter(\.isHandler))
             }
         }

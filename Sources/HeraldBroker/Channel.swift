@@ -5,9 +5,16 @@ import Glibc
 
 /// Where an event on a channel goes: one subscription, or one member of a queue group.
 enum Target {
-    /// A subscription, with its frame prefix `{"event":"CH","sub":"NAME"` for this channel.
-    case single(Subscription, prefix: [UInt8])
+    case single(Subscription)
     case group(QueueGroup)
+}
+
+/// A cached target as the fan-out loop reads it; `Channel.targets` keeps the objects alive.
+struct FastTarget {
+    let subscription: Unmanaged<Subscription>?
+    let group: Unmanaged<QueueGroup>?
+    /// The subscription's frame prefix, as a range of `Channel.prefixArena`.
+    let prefix: Range<Int>
 }
 
 /// A concrete channel the broker has seen: its sequence counter and its match cache.
@@ -21,8 +28,13 @@ final class Channel {
     var seq = 0
     /// `{"event":"NAME","sub":` precomputed for event frames.
     let eventHead: [UInt8]
-    /// Cached delivery targets, in subscription order.
+    /// Cached delivery targets, in subscription order (they keep the objects alive).
     var targets: [Target] = []
+    /// The same targets as the fan-out loop reads them: unmanaged references (no reference
+    /// counting per delivery) and prefixes as ranges of `prefixArena`.
+    var fastTargets: [FastTarget] = []
+    /// Every single target's `{"event":"CH","sub":"NAME"`, back to back.
+    var prefixArena: [UInt8] = []
     /// The index generation `targets` was computed at; -1 when never.
     var cacheGeneration = -1
     /// Set when the record is dropped, so references cached elsewhere stop using it.
@@ -41,16 +53,24 @@ final class Channel {
 }
 
 extension Channel {
-    /// The delivery targets, recomputed when the index changed since they were cached.
-    func currentTargets(in index: SubscriptionIndex) -> [Target] {
-        if cacheGeneration != index.generation {
-            targets = index.targets(for: name).map { target in
-                guard case .single(let subscription, _) = target else { return target }
-                return .single(subscription, prefix: prefix(for: subscription))
+    /// Recomputes the cached targets when the index changed since they were cached.
+    func refreshTargets(in index: SubscriptionIndex) {
+        guard cacheGeneration != index.generation else { return }
+        targets = index.targets(for: name)
+        prefixArena.removeAll(keepingCapacity: true)
+        fastTargets = targets.map { target in
+            switch target {
+            case .single(let subscription):
+                let start = prefixArena.count
+                prefixArena.append(contentsOf: eventHead)
+                prefixArena.appendJSONString(subscription.name)
+                return FastTarget(subscription: Unmanaged.passUnretained(subscription), group: nil,
+                                  prefix: start..<prefixArena.count)
+            case .group(let group):
+                return FastTarget(subscription: nil, group: Unmanaged.passUnretained(group), prefix: 0..<0)
             }
-            cacheGeneration = index.generation
         }
-        return targets
+        cacheGeneration = index.generation
     }
 
     /// `{"event":"CH","sub":"NAME"` for one subscription.

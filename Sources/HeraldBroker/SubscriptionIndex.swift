@@ -51,8 +51,7 @@ final class SubscriptionIndex {
         generation += 1
     }
 
-    /// The delivery targets for a concrete channel, in subscription order (prefixes left
-    /// empty: `Channel.currentTargets` fills them in).
+    /// The delivery targets for a concrete channel, in subscription order.
     func targets(for channel: [UInt8]) -> [Target] {
         var matched: [Subscription] = []
         channel.withUnsafeBytes { name in
@@ -94,7 +93,7 @@ final class SubscriptionIndex {
         var seenGroups: [ObjectIdentifier] = []
         for subscription in matched {
             guard let name = subscription.group else {
-                result.append(.single(subscription, prefix: []))
+                result.append(.single(subscription))
                 continue
             }
             guard let group = entries[subscription.pattern]?.groups[name] else { continue }
