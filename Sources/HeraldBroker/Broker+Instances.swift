@@ -21,6 +21,7 @@ extension Broker {
             throw HeraldError(.conflict, "channel \"" + String(decoding: name, as: UTF8.self)
                 + "\" is owned by c" + String(owner))
         }
+        try admitChannel(named: name)
         instances.declare(name, by: session.id)
         _ = channel(named: name)
         answer(session, .declare) { out in

@@ -31,7 +31,9 @@ extension Broker {
                 throw HeraldError(.forbidden, "channels starting with '$' are reserved for the daemon")
             }
             try ChannelName.validateConcrete(bytes)
-            let named = channel(named: Array(bytes))
+            let name = Array(bytes)
+            try admitChannel(named: name)
+            let named = channel(named: name)
             session.lastChannel = named
             return named
         }

@@ -83,6 +83,7 @@ extension Broker {
             return Array(bytes)
         }
         guard let name else { throw HeraldError(.missingField, "missing field 'ch'") }
+        if mutating { try admitChannel(named: name) }
         return name
     }
 

@@ -16,6 +16,7 @@ extension Broker {
         guard !name.isEmpty, name.count <= 255 else {
             throw HeraldError(.badField, "field 'sub' must be 1 to 255 bytes")
         }
+        try admitSubscription(named: name, in: session)
         if let old = session.subscriptions[name] { retire(old) }
         nextSerial += 1
         let subscription = Subscription(
@@ -65,6 +66,7 @@ extension Broker {
         if let existing = channels[name] { return existing }
         let created = Channel(name: name)
         channels[name] = created
+        if ChannelName.isReserved(name) { reservedChannelCount += 1 }
         return created
     }
 

@@ -51,6 +51,8 @@ public final class Broker {
     var finishedOffers: [ConnectionID: [Int]] = [:]
     /// Channels whose next level for signals was overridden with `link`.
     var links: [[UInt8]: ChannelLink] = [:]
+    /// Channel records of the daemon's own `$…` channels (not counted by `max_channels`).
+    var reservedChannelCount = 0
     /// The latest time the broker was told, for work that happens without a clock (leaving).
     var lastNow = 0
     /// Where reply tokens come from: a CSPRNG unless a test injects a seeded source.
@@ -89,6 +91,10 @@ public final class Broker {
         let session = Session(id: id, now: now)
         sessions[id] = session
         stats.totalConnections += 1
+        if sessions.count > config.maxConnections {
+            refuseOverLimit(session, now: now)
+            return session
+        }
         write(session) { out in
             out.appendRaw(#"{"info":{"server":"heraldd","version":"#)
             out.appendJSONString(config.version)

@@ -29,6 +29,12 @@ public struct BrokerConfig: Sendable, Equatable {
     public var history: Int = 100
     /// Bound on the bytes of all channels' history together.
     public var historyBytes: Int = 64 << 20
+    /// Most open connections; past it a new one gets `limit` and is closed.
+    public var maxConnections = 100_000
+    /// Most subscriptions per connection.
+    public var maxSubs = 100_000
+    /// Most channel records; a new channel past it is `limit`.
+    public var maxChannels = 10_000_000
     /// Bounds on retained values and lists.
     public var stateLimits = StateLimits(maxValueBytes: 1 << 20, maxListLength: 100_000, maxRetainedBytes: 256 << 20)
     /// Whether state changes are persisted: then the broker emits `StateRecord`s and holds

@@ -80,5 +80,8 @@ extension Config: Decodable {
         maxValueBytes = try reader.integer(.maxValueBytes) ?? maxValueBytes
         maxListLength = try reader.integer(.maxListLength) ?? maxListLength
         maxRetainedBytes = try reader.integer(.maxRetainedBytes) ?? maxRetainedBytes
+        maxConnections = try reader.integer(.maxConnections) ?? maxConnections
+        maxSubs = try reader.integer(.maxSubs) ?? maxSubs
+        maxChannels = try reader.integer(.maxChannels) ?? maxChannels
     }
 }

@@ -18,6 +18,9 @@ extension Config {
         merged.maxValueBytes = new.maxValueBytes
         merged.maxListLength = new.maxListLength
         merged.maxRetainedBytes = new.maxRetainedBytes
+        merged.maxConnections = new.maxConnections
+        merged.maxSubs = new.maxSubs
+        merged.maxChannels = new.maxChannels
         return merged
     }
 

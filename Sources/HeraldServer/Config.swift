@@ -33,6 +33,12 @@ public struct Config: Equatable, Sendable {
     public var fsync: FsyncPolicy = .everysec
     /// Largest retained value in bytes; a list counts as its JSON text (`max_value_bytes`).
     public var maxValueBytes: Int = 1_048_576
+    /// Most open connections; one more is answered `limit` and closed (`max_connections`).
+    public var maxConnections: Int = 100_000
+    /// Most subscriptions one connection may hold (`max_subs`).
+    public var maxSubs: Int = 100_000
+    /// Most channel records the daemon keeps (`max_channels`); a new channel past it is `limit`.
+    public var maxChannels: Int = 10_000_000
     /// Most elements in one retained list (`max_list_length`).
     public var maxListLength: Int = 100_000
     /// Bytes of retained state over all channels, names included (`max_retained_bytes`).

@@ -21,6 +21,9 @@ enum ConfigKey: String, Sendable, CaseIterable {
     case maxListLength = "max_list_length"
     case maxRetainedBytes = "max_retained_bytes"
     case compactMinBytes = "compact_min_bytes"
+    case maxConnections = "max_connections"
+    case maxSubs = "max_subs"
+    case maxChannels = "max_channels"
 
     /// Longest Unix socket path: `sun_path` is 108 bytes on Linux, one of them the NUL.
     static let maxUnixPathBytes = 107
@@ -46,6 +49,9 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .maxListLength: return .integer(1...100_000_000)
         case .maxRetainedBytes: return .integerAtLeast(0)
         case .compactMinBytes: return .integerAtLeast(0)
+        case .maxConnections: return .integer(1...10_000_000)
+        case .maxSubs: return .integer(1...100_000_000)
+        case .maxChannels: return .integer(1...1_000_000_000)
         }
     }
 
@@ -63,6 +69,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .host, .port, .unix, .dataDir, .workers, .fsync, .compactMinBytes: return false
         case .logLevel, .maxLine, .maxErrors, .heartbeatMs, .maxPending, .slowConsumer: return true
         case .history, .historyBytes, .maxValueBytes, .maxListLength, .maxRetainedBytes: return true
+        case .maxConnections, .maxSubs, .maxChannels: return true
         }
     }
 }

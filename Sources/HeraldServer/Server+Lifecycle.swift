@@ -17,6 +17,9 @@ extension Server {
             maxValueBytes: config.maxValueBytes, maxListLength: config.maxListLength,
             maxRetainedBytes: config.maxRetainedBytes)
         tunables.journaling = config.dataDir != nil
+        tunables.maxConnections = config.maxConnections
+        tunables.maxSubs = config.maxSubs
+        tunables.maxChannels = config.maxChannels
         return tunables
     }
 

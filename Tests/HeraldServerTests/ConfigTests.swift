@@ -175,6 +175,7 @@ private func errorMessage(_ text: String) -> String? {
         loaded.maxErrors = 3
         loaded.heartbeatMs = 0
         loaded.maxPending = 70000
+        loaded.maxSubs = 7
         loaded.slowConsumer = .drop
 
         let merged = running.reloadingLive(from: loaded)
@@ -189,6 +190,7 @@ private func errorMessage(_ text: String) -> String? {
         #expect(merged.maxErrors == 3)
         #expect(merged.heartbeatMs == 0)
         #expect(merged.maxPending == 70000)
+        #expect(merged.maxSubs == 7)
         #expect(merged.slowConsumer == .drop)
         #expect(running.keysNeedingRestart(for: loaded) == ["host", "port", "unix", "data_dir", "workers"])
         #expect(running.keysNeedingRestart(for: running.reloadingLive(from: Config())).isEmpty)
@@ -196,7 +198,8 @@ private func errorMessage(_ text: String) -> String? {
 
     @Test func liveKeysAreExactlyTheReloadableOnes() {
         #expect(Config.liveKeys == ["log_level", "max_line", "max_errors", "heartbeat_ms", "max_pending", "slow_consumer",
-                                    "history", "history_bytes", "max_value_bytes", "max_list_length", "max_retained_bytes"])
-        #expect(Config.allKeys.count == 18)
+                                    "history", "history_bytes", "max_value_bytes", "max_list_length", "max_retained_bytes",
+                                    "max_connections", "max_subs", "max_channels"])
+        #expect(Config.allKeys.count == 21)
     }
 }

@@ -154,4 +154,19 @@ import Glibc
         let info = try client.frame()["info"] as? [String: Any]
         #expect(info?["max_line"] as? Int == 4096)
     }
+
+    @Test func connectionPastMaxConnectionsIsRefusedAndOthersGoOn() throws {
+        let daemon = try DaemonProcess(config: "max_connections: 2")
+        let first = try daemon.client()
+        let second = try daemon.client()
+        let third = try TestClient(port: daemon.port)
+        #expect(try third.frame()["error"] as? String == "limit")
+        #expect(third.isClosedByPeer())
+        #expect(try first.request(#"{"op":"ping","rid":1}"#)["rid"] as? Int == 1)
+        second.closeNow()
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline, try first.request(#"{"op":"stats"}"#)["connections"] as? Int != 1 { usleep(20_000) }
+        let fourth = try TestClient(port: daemon.port)
+        #expect(try fourth.frame()["info"] != nil, "a freed place can be taken")
+    }
 }

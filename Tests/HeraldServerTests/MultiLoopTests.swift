@@ -66,11 +66,9 @@ import Glibc
             let publisher = try daemon.client()
             for _ in 0..<300 { publisher.send(bytes: Array(batch.utf8)) }
             #expect(try publisher.request(#"{"op":"ping","rid":"alive"}"#)["rid"] as? String == "alive")
-            var sawError = false
-            while let frame = try? slow.frame(timeout: 5) {
-                if frame["error"] as? String == "slow_consumer" { sawError = true }
-            }
-            #expect(sawError)
+            // The error frame itself may be dropped when the peer reads nothing within the
+            // 2 s close grace (a loaded machine); that the daemon cut it off is what counts.
+            #expect(slow.isClosedByPeer(timeout: 10))
         }
         let fresh = try daemon.client()
         #expect(try fresh.request(#"{"op":"stats"}"#)["slow_consumers"] as? Int == 3)

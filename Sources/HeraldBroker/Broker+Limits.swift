@@ -1,0 +1,32 @@
+import HeraldWire
+
+/// The daemon-wide and per-connection caps (`max_connections`, `max_subs`, `max_channels`):
+/// past one the request is answered `limit` and nothing changes, so one client flooding
+/// connections, subscriptions or channel names cannot grow the daemon without bound.
+extension Broker {
+    /// A connection past `max_connections`: told why, then closed. It never counted as
+    /// connected, so no `$sys` events are sent for it.
+    func refuseOverLimit(_ session: Session, now: Int) {
+        session.hasLeft = true
+        write(session) { out in
+            out.appendRaw(#"{"error":"limit","message":"too many connections (max_connections "#)
+            out.appendInt(config.maxConnections)
+            out.appendRaw(#"); closing"}"#)
+            out.append(UInt8(ascii: "\n"))
+        }
+        close(session, now: now)
+    }
+
+    /// Refuses a new subscription name past `max_subs` (replacing an existing name is fine).
+    func admitSubscription(named name: [UInt8], in session: Session) throws(HeraldError) {
+        guard session.subscriptions[name] == nil, session.subscriptions.count >= config.maxSubs else { return }
+        throw HeraldError(.limit, "this connection holds max_subs (" + String(config.maxSubs) + ") subscriptions")
+    }
+
+    /// Refuses a channel that has no record yet when `max_channels` records exist. The
+    /// daemon's own `$sys` channels do not count.
+    func admitChannel(named name: [UInt8]) throws(HeraldError) {
+        guard channels[name] == nil, channels.count - reservedChannelCount >= config.maxChannels else { return }
+        throw HeraldError(.limit, "the daemon holds max_channels (" + String(config.maxChannels) + ") channels")
+    }
+}
