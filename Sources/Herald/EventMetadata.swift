@@ -55,7 +55,8 @@ struct IncomingEvent: Sendable {
             seq: frame.int("seq"), args: frame.raw("args"), isLast: frame.bool("last") == true,
             dropped: frame.int("dropped") ?? 0, isReplay: frame.bool("replay") == true,
             kind: frame.string("kind"), rev: frame.int("rev"), replyToken: frame.string("reply"))
-        data = frame.raw("data")
+        // State events carry their payload as `value` (docs/protocol.md "Retained values").
+        data = frame.raw("data") ?? frame.raw("value")
     }
 
     /// Decodes `data` into `Event`; an absent `data` decodes as `{}` (an event with no fields).

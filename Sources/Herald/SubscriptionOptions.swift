@@ -24,6 +24,9 @@ public struct SubscriptionOptions: Sendable {
     /// instance channel removed it). Runs where the handler runs, after the events already
     /// queued for it, so it is the last call the subscription makes.
     public var onEnd: (@Sendable (SubscriptionEnd) -> Void)?
+    /// Ask for the retained state first (`current:true`): one `kind:"current"` event per
+    /// matching channel that holds a value or list, also after every reconnect.
+    public var current: Bool = false
 
     /// Creates options.
     /// - Parameters:
