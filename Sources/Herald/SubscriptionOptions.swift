@@ -35,14 +35,16 @@ public struct SubscriptionOptions: Sendable {
     ///   - max: number of deliveries before the subscription ends.
     ///   - args: JSON echoed with each event.
     ///   - delivery: `.ordered` (default) or `.background`.
+    ///   - current: ask for the retained state first (`current:true`).
     ///   - onEnd: called once when the subscription ends, with the reason.
     public init(name: String? = nil, group: String? = nil, max: Int? = nil, args: RawJSON? = nil,
-                delivery: DeliveryMode = .ordered, onEnd: (@Sendable (SubscriptionEnd) -> Void)? = nil) {
+                delivery: DeliveryMode = .ordered, current: Bool = false, onEnd: (@Sendable (SubscriptionEnd) -> Void)? = nil) {
         self.name = name
         self.group = group
         self.max = max
         self.args = args
         self.delivery = delivery
+        self.current = current
         self.onEnd = onEnd
     }
 
