@@ -12,7 +12,7 @@ extension HeraldClient {
     /// does not decode as `Signal`, goes to the error handler and counts as `.pass`.
     /// - Parameters:
     ///   - type: the signal type; its `channel` is the level handled.
-    ///   - options: name, `max`, `args` (`group`/`delivery` do not apply to offers).
+    ///   - options: name, `max`, `args`, `group` (`delivery` does not apply: each offer runs in a task).
     ///   - handler: returns `.pass` or `.stop`; may call `context.callback` before.
     /// - Returns: the subscription token (releasing it stops handling).
     /// - Throws: `.badChannel`, `.closed`.
