@@ -27,6 +27,9 @@ public final class RemoteList<Element: Codable & Sendable>: Sendable {
         var subscription: Subscription?
     }
 
+    /// The client, for writes (held weakly, like subscription tokens).
+    var owner: HeraldClient? { client }
+
     init(channel: Channel, client: HeraldClient, queue: DispatchQueue) {
         self.channel = channel
         self.client = client

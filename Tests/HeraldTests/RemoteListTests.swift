@@ -69,4 +69,23 @@ import Testing
         #expect(list.current.value == [1, 2, 3])
         #expect(list.resyncCount == 1)
     }
+
+    /// The mirror's own writes: append, splice, assign reach the daemon and come back into the
+    /// mirror; a stale `ifRev` is a conflict carrying the current rev and changes nothing.
+    @Test func writesThroughTheMirrorWithCompareAndSet() async throws {
+        let daemon = try TestDaemon()
+        let client = try await connectedClient(daemon)
+        defer { client.close() }
+        let list = try await client.remoteList(String.self, at: todo)
+        #expect(try await list.append("a", ifRev: 0) == 1)
+        #expect(try await list.append("b") == 2)
+        #expect(try await list.splice(at: 0, remove: 1, insert: ["x", "y"]) == 3)
+        #expect(try await list.assign("z", at: 2) == 4)
+        await #expect(throws: HeraldClientError.conflict(channel: "app.todo", rev: 4)) {
+            try await list.append("late", ifRev: 1)
+        }
+        #expect(await eventually { list.current.rev == 4 })
+        #expect(list.current.value == ["x", "y", "z"])
+        #expect(try await client.get([String].self, at: todo).value == ["x", "y", "z"])
+    }
 }
