@@ -28,6 +28,10 @@ struct SubscriptionRecord {
     var everAcked = false
     /// The last live `seq` seen, for `since` after a reconnect (concrete channels only).
     var lastSeq: Int?
+    /// Set for a signal handler (`sub` with `handle:true`): called with each offer.
+    var signalHandler: (@Sendable (IncomingSignal) -> Void)?
+    /// Ask for `current:true` (with every restore too, so retained values are re-fetched).
+    var current = false
 }
 
 /// A lock this connection holds, restored after a reconnect.
@@ -120,6 +124,8 @@ struct ClientState {
     var locks: [LockRecord] = []
     /// Instance channels this client owns, in the order declared (declared again after a reconnect).
     var declared: [String] = []
+    /// Signals this client sent that are still under way.
+    var signals = SignalTable()
 
     /// Appends a frame; returns true when the I/O thread must be woken (queue was empty).
     mutating func enqueue(_ line: [UInt8]) -> Bool {

@@ -23,6 +23,12 @@ public struct EventMetadata: Sendable {
     public let rev: Int?
     /// A request's reply token, when the event is a request.
     public let replyToken: String?
+    /// List events (`index`, `splice`): the position changed.
+    public internal(set) var index: Int? = nil
+    /// A `splice` event: how many elements were removed at `index`.
+    public internal(set) var remove: Int? = nil
+    /// A `splice` event: the elements inserted at `index` (a JSON array).
+    public internal(set) var insert: RawJSON? = nil
 
     /// Decodes `args` into `type`.
     /// - Parameter type: the type the subscription's `args` were encoded from.
@@ -37,7 +43,7 @@ public struct EventMetadata: Sendable {
     func addingDrops(_ extra: Int) -> EventMetadata {
         EventMetadata(channel: channel, subscription: subscription, sender: sender, seq: seq, args: args,
                       isLast: isLast, dropped: dropped + extra, isReplay: isReplay, kind: kind, rev: rev,
-                      replyToken: replyToken)
+                      replyToken: replyToken, index: index, remove: remove, insert: insert)
     }
 }
 
@@ -50,12 +56,19 @@ struct IncomingEvent: Sendable {
     /// Builds an event from an `event` frame; nil when it lacks `event` or `sub`.
     init?(frame: ServerFrame) {
         guard let channel = frame.string("event"), let sub = frame.string("sub") else { return nil }
-        metadata = EventMetadata(
+        var metadata = EventMetadata(
             channel: Channel(verbatim: channel), subscription: sub, sender: frame.string("from"),
             seq: frame.int("seq"), args: frame.raw("args"), isLast: frame.bool("last") == true,
             dropped: frame.int("dropped") ?? 0, isReplay: frame.bool("replay") == true,
             kind: frame.string("kind"), rev: frame.int("rev"), replyToken: frame.string("reply"))
-        data = frame.raw("data")
+        if metadata.kind == "index" || metadata.kind == "splice" {
+            metadata.index = frame.int("index")
+            metadata.remove = frame.int("remove")
+            metadata.insert = frame.raw("insert")
+        }
+        self.metadata = metadata
+        // State events carry their payload as `value` (docs/protocol.md "Retained values").
+        data = frame.raw("data") ?? frame.raw("value")
     }
 
     /// Decodes `data` into `Event`; an absent `data` decodes as `{}` (an event with no fields).

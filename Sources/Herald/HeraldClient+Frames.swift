@@ -23,8 +23,12 @@ extension HeraldClient {
             handleInfo(frame)
         case "removed":
             handleRemoved(frame)
+        case "signal":
+            handleSignalOffer(frame)
+        case "callback":
+            handleSignalCallback(frame)
         default:
-            // Frames of later protocol features (signal, callback) are ignored, not fatal.
+            // Frames of later protocol features are ignored, not fatal.
             break
         }
     }
@@ -156,9 +160,12 @@ extension HeraldClient {
         let binding = record.binding
         let channel = record.channel
         let everAcked = record.everAcked
+        let isHandler = record.signalHandler != nil
+        let current = record.current
         let rid = state.register(timeout: nil) { [weak self] result in
+            // Handlers have no history to lose; `current` subscriptions get the state again.
             self?.subscribeAnswered(binding, channel: channel, result: result, sentSince: since != nil,
-                                    restoring: restoring && everAcked)
+                                    restoring: restoring && everAcked && !isHandler && !current)
         }
         var writer = FrameWriter(op: "sub", rid: rid)
         writer.string("ch", record.channel.name)
@@ -167,6 +174,8 @@ extension HeraldClient {
         writer.int("max", record.remaining)
         writer.raw("args", record.args)
         writer.int("since", since)
+        if isHandler { writer.bool("handle", true) }
+        if current { writer.bool("current", true) }
         return writer.finished()
     }
 

@@ -125,6 +125,7 @@ extension HeraldClient {
     /// Records a subscription and sends its `sub` when the link is up (else on connect).
     func bind(_ channel: Channel, options: SubscriptionOptions, target: SubscriptionBinding.Target,
               ownerAlive: (@Sendable () -> Bool)?, onEnd: (@Sendable () -> Void)? = nil,
+              signal: (@Sendable (IncomingSignal) -> Void)? = nil,
               deliver: @escaping @Sendable (IncomingEvent) -> Void) throws(HeraldClientError) -> SubscriptionBinding {
         let isPattern = try channel.validatedPattern()
         if let max = options.max, max < 1 { throw .server(code: "bad_field", message: "max must be at least 1", op: "sub") }
@@ -136,8 +137,10 @@ extension HeraldClient {
                                               ownerAlive: ownerAlive, onEnd: onEnd, notify: options.onEnd,
                                               deliver: deliver)
             let replaced = state.subscriptions[binding.name]?.binding
-            let record = SubscriptionRecord(binding: binding, channel: channel, isPattern: isPattern, group: options.group,
+            var record = SubscriptionRecord(binding: binding, channel: channel, isPattern: isPattern, group: options.group,
                                             remaining: options.max, args: options.args, order: state.nextOrder)
+            record.signalHandler = signal
+            record.current = options.current
             state.nextOrder += 1
             state.subscriptions[binding.name] = record
             var wake = false

@@ -37,6 +37,12 @@ public enum HeraldClientError: Error, Sendable, Equatable, CustomStringConvertib
     /// restore after a reconnect was refused).
     case subscriptionEnded(subscription: String, channel: String, reason: String)
 
+    /// A signal handler failed (threw, or the signal did not decode); the offer was passed on.
+    case signalHandlerFailed(subscription: String, channel: String, message: String)
+    /// A compare-and-set lost: the channel's `rev` was not the one given; `rev` is the
+    /// channel's revision as read right after the refusal.
+    case conflict(channel: String, rev: Int)
+
     /// Whether this is the daemon's `unknown_op`, i.e. the daemon does not implement the op.
     public var isUnsupportedByDaemon: Bool {
         if case .server(let code, _, _) = self { return code == "unknown_op" }
@@ -63,6 +69,10 @@ public enum HeraldClientError: Error, Sendable, Equatable, CustomStringConvertib
         case .malformedFrame(let why): return "malformed server frame: \(why)"
         case .historyLost(let sub, let channel):
             return "subscription \(sub) on \(channel) may have missed events while disconnected"
+        case .signalHandlerFailed(let sub, let channel, let message):
+            return "signal handler \(sub) on \(channel) failed, passed on: \(message)"
+        case .conflict(let channel, let rev):
+            return "conflict on \(channel): its rev is now \(rev)"
         case .subscriptionEnded(let sub, let channel, let reason):
             return "subscription \(sub) on \(channel) ended: \(reason)"
         }

@@ -24,6 +24,9 @@ public struct SubscriptionOptions: Sendable {
     /// instance channel removed it). Runs where the handler runs, after the events already
     /// queued for it, so it is the last call the subscription makes.
     public var onEnd: (@Sendable (SubscriptionEnd) -> Void)?
+    /// Ask for the retained state first (`current:true`): one `kind:"current"` event per
+    /// matching channel that holds a value or list, also after every reconnect.
+    public var current: Bool = false
 
     /// Creates options.
     /// - Parameters:
@@ -32,14 +35,16 @@ public struct SubscriptionOptions: Sendable {
     ///   - max: number of deliveries before the subscription ends.
     ///   - args: JSON echoed with each event.
     ///   - delivery: `.ordered` (default) or `.background`.
+    ///   - current: ask for the retained state first (`current:true`).
     ///   - onEnd: called once when the subscription ends, with the reason.
     public init(name: String? = nil, group: String? = nil, max: Int? = nil, args: RawJSON? = nil,
-                delivery: DeliveryMode = .ordered, onEnd: (@Sendable (SubscriptionEnd) -> Void)? = nil) {
+                delivery: DeliveryMode = .ordered, current: Bool = false, onEnd: (@Sendable (SubscriptionEnd) -> Void)? = nil) {
         self.name = name
         self.group = group
         self.max = max
         self.args = args
         self.delivery = delivery
+        self.current = current
         self.onEnd = onEnd
     }
 

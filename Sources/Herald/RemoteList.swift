@@ -1,0 +1,181 @@
+import Dispatch
+import Synchronization
+
+/// A local mirror of one channel's retained list, kept exact by the daemon's list events.
+///
+/// Made by ``HeraldClient/remoteList(_:at:)``, which returns once the mirror holds the list.
+/// It starts from `current` (and a `get` barrier), then applies `set`, `del`, `index` and
+/// `splice` events whose `rev` is exactly the next one. A `rev` further ahead means a change
+/// was missed (a lock suppressed it, or a reconnect lost it): the mirror fetches the list
+/// again with `get` (one fetch at a time) and takes it when it is newer. Older revs are ignored.
+///
+/// Observers run on the client's `.ordered` queue, in `rev` order, never under a lock.
+public final class RemoteList<Element: Codable & Sendable>: Sendable {
+    /// The channel mirrored.
+    public let channel: Channel
+    private weak let client: HeraldClient?
+    private let queue: DispatchQueue
+    private let mirror = Mutex<Mirror>(Mirror())
+
+    private struct Mirror {
+        var elements: [Element] = []
+        var rev = 0
+        var resyncing = false
+        var resyncs = 0
+        var observers: [Int: @Sendable ([Element], Int) -> Void] = [:]
+        var nextObserver = 0
+        var subscription: Subscription?
+    }
+
+    /// The client, for writes (held weakly, like subscription tokens).
+    var owner: HeraldClient? { client }
+
+    init(channel: Channel, client: HeraldClient, queue: DispatchQueue) {
+        self.channel = channel
+        self.client = client
+        self.queue = queue
+    }
+
+    /// The last known list and its `rev` (an unset or deleted channel: empty).
+    public var current: Retained<[Element]> {
+        mirror.withLock { Retained(value: $0.elements, rev: $0.rev) }
+    }
+
+    /// How often the mirror had to fetch the whole list after missing a change.
+    public var resyncCount: Int { mirror.withLock { $0.resyncs } }
+
+    /// Calls `handler` with the whole list after every change, and at once when `alertNow`.
+    /// - Parameters:
+    ///   - alertNow: also call at once (on the queue) with the current list.
+    ///   - handler: gets the list and its rev.
+    /// - Returns: the observation; releasing it or `cancel()` stops the calls.
+    public func observe(alertNow: Bool = true, _ handler: @escaping @Sendable ([Element], Int) -> Void) -> Observation {
+        let id = mirror.withLock { mirror -> Int in
+            let id = mirror.nextObserver
+            mirror.nextObserver += 1
+            mirror.observers[id] = handler
+            if alertNow { schedule(id: id, elements: mirror.elements, rev: mirror.rev) }
+            return id
+        }
+        return Observation { [self] in _ = mirror.withLock { $0.observers.removeValue(forKey: id) } }
+    }
+
+    func attach(_ subscription: Subscription) {
+        mirror.withLock { $0.subscription = subscription }
+    }
+
+    /// One state event for the channel.
+    func receive(_ data: RawJSON?, metadata: EventMetadata) {
+        guard let rev = metadata.rev else { return }   // a plain `pub`: not state
+        do throws(HeraldClientError) {
+            switch metadata.kind {
+            case "del":
+                replace(with: [], rev: rev)
+            case "index":
+                let element = try (data ?? .null).decode(as: Element.self)
+                change(rev: rev) { elements in
+                    guard let index = metadata.index, index >= 0, index <= elements.count else { return false }
+                    if index == elements.count { elements.append(element) } else { elements[index] = element }
+                    return true
+                }
+            case "splice":
+                let inserted = try (metadata.insert ?? RawJSON("[]")).decode(as: [Element].self)
+                let remove = metadata.remove ?? 0
+                change(rev: rev) { elements in
+                    guard let index = metadata.index, index >= 0, remove >= 0, index <= elements.count,
+                          remove <= elements.count - index else { return false }
+                    elements.replaceSubrange(index..<(index + remove), with: inserted)
+                    return true
+                }
+            case "touch":
+                break
+            default:   // set, current, a get answer: the whole list
+                replace(with: try (data ?? RawJSON("[]")).decode(as: [Element].self), rev: rev)
+            }
+        } catch {
+            client?.report(.decoding(type: "[\(Element.self)]", channel: channel.name, message: "\(error)"))
+        }
+    }
+
+    /// Takes a whole list when it is newer than the mirror.
+    func replace(with elements: [Element], rev: Int) {
+        mirror.withLock { mirror in
+            guard rev > mirror.rev else { return }
+            mirror.elements = elements
+            mirror.rev = rev
+            notifyAll(mirror)
+        }
+    }
+
+    /// Applies an incremental change when it is the next rev; fetches again on a gap or when
+    /// the change does not fit the mirror.
+    private func change(rev: Int, _ apply: (inout [Element]) -> Bool) {
+        let resync = mirror.withLock { mirror -> Bool in
+            guard rev > mirror.rev else { return false }
+            if rev == mirror.rev + 1, apply(&mirror.elements) {
+                mirror.rev = rev
+                notifyAll(mirror)
+                return false
+            }
+            guard !mirror.resyncing else { return false }
+            mirror.resyncing = true
+            mirror.resyncs += 1
+            return true
+        }
+        if resync { Task { await self.resync() } }
+    }
+
+    private func resync() async {
+        defer { mirror.withLock { $0.resyncing = false } }
+        guard let client else { return }
+        do {
+            let snapshot = try await client.get(rawAt: channel)
+            if snapshot.value == nil || snapshot.value == .null {
+                replace(with: [], rev: snapshot.rev)
+            } else {
+                replace(with: try (snapshot.value ?? RawJSON("[]")).decode(as: [Element].self), rev: snapshot.rev)
+            }
+        } catch {
+            // The next change will notice the gap again and retry.
+            client.report(error)
+        }
+    }
+
+    private func notifyAll(_ mirror: Mirror) {
+        for id in mirror.observers.keys.sorted() { schedule(id: id, elements: mirror.elements, rev: mirror.rev) }
+    }
+
+    private func schedule(id: Int, elements: [Element], rev: Int) {
+        queue.async { [self] in
+            guard let handler = mirror.withLock({ $0.observers[id] }) else { return }
+            handler(elements, rev)
+        }
+    }
+}
+
+extension HeraldClient {
+    /// Mirrors a channel's retained list; returns once the mirror holds the current list.
+    ///
+    ///     let todo = try await client.remoteList(String.self, at: Channel("app", "todo"))
+    ///     let watching = todo.observe { items, rev in render(items) }
+    /// - Parameters:
+    ///   - type: the element type.
+    ///   - channel: a concrete channel.
+    /// - Returns: the mirror; releasing it unsubscribes.
+    /// - Throws: `.badChannel`, `.decoding`, `.notConnected`, `.closed`, the daemon's refusals.
+    public func remoteList<Element: Codable & Sendable>(_ type: Element.Type, at channel: Channel) async throws(HeraldClientError) -> RemoteList<Element> {
+        _ = try channel.validatedConcrete()
+        let remote = RemoteList<Element>(channel: channel, client: self, queue: orderedQueue)
+        let token = try subscribe(raw: channel, options: SubscriptionOptions(delivery: .ordered, current: true)) { [weak remote] data, metadata in
+            remote?.receive(data, metadata: metadata)
+        }
+        remote.attach(token)
+        try await token.ready()
+        let snapshot = try await get(rawAt: channel)
+        if snapshot.rev > 0 {
+            let value = snapshot.value ?? .null
+            remote.replace(with: value == .null ? [] : try value.decode(as: [Element].self), rev: snapshot.rev)
+        }
+        return remote
+    }
+}

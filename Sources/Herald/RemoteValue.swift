@@ -1,0 +1,169 @@
+import Dispatch
+import Synchronization
+
+/// A local mirror of one channel's retained value, kept current by the daemon's state events.
+///
+/// Made by ``HeraldClient/remoteValue(_:at:)``, which returns once the mirror holds the
+/// channel's state, so `current` is meaningful at once. Under the hood: a subscription with
+/// `current:true` (restored after a reconnect, so the value is re-fetched then too), and a
+/// `get` as a barrier. Every change is applied only if its `rev` is newer than the mirror's,
+/// so replays, the `current` snapshot and the `get` answer can arrive in any order.
+///
+/// Observers run on the client's `.ordered` queue, in `rev` order, never under a lock; a
+/// cancelled observation is checked again right before each call.
+public final class RemoteValue<Value: Codable & Sendable>: Sendable {
+    /// The channel mirrored.
+    public let channel: Channel
+    private weak let client: HeraldClient?
+    private let queue: DispatchQueue
+    private let mirror = Mutex<Mirror>(Mirror())
+
+    private struct Mirror {
+        var value: Value?
+        var rev = 0
+        var observers: [Int: @Sendable (Value?, Int) -> Void] = [:]
+        var nextObserver = 0
+        var subscription: Subscription?
+    }
+
+    init(channel: Channel, client: HeraldClient, queue: DispatchQueue) {
+        self.channel = channel
+        self.client = client
+        self.queue = queue
+    }
+
+    /// The last known value (nil: the channel holds none) and its `rev` (0: never set).
+    public var current: Retained<Value> {
+        mirror.withLock { Retained(value: $0.value, rev: $0.rev) }
+    }
+
+    /// Calls `handler` with every change of the value, and with the current value first when
+    /// `alertNow` (so a view can render from one code path).
+    /// - Parameters:
+    ///   - alertNow: also call at once (on the queue) with the current value and rev.
+    ///   - handler: gets the value (nil when deleted or never set) and its rev.
+    /// - Returns: the observation; releasing it or calling `cancel()` stops the calls. It
+    ///   keeps this mirror alive.
+    public func observe(alertNow: Bool = true, _ handler: @escaping @Sendable (Value?, Int) -> Void) -> Observation {
+        let id = mirror.withLock { mirror -> Int in
+            let id = mirror.nextObserver
+            mirror.nextObserver += 1
+            mirror.observers[id] = handler
+            if alertNow { schedule(id: id, value: mirror.value, rev: mirror.rev) }
+            return id
+        }
+        return Observation { [self] in _ = mirror.withLock { $0.observers.removeValue(forKey: id) } }
+    }
+
+    /// Sets the channel's value, optionally only if its `rev` is still `ifRev` (compare-and-set).
+    /// - Parameters:
+    ///   - value: the new value.
+    ///   - ifRev: the rev the caller based the change on; nil sets unconditionally.
+    /// - Returns: the new rev (the mirror holds the value at once).
+    /// - Throws: `.conflict(channel:rev:)` with the channel's current rev when `ifRev` did not
+    ///   match; `.closed` when the client is gone; the daemon's other refusals.
+    @discardableResult
+    public func set(_ value: Value, ifRev: Int? = nil) async throws(HeraldClientError) -> Int {
+        guard let client else { throw .closed }
+        do {
+            let rev = try await client.set(value, at: channel, ifRev: ifRev)
+            apply(value, rev: rev)
+            return rev
+        } catch .server(code: "conflict", _, _) {
+            // The refusal's `rev` is not kept by the client's error path; read it now.
+            let now = try await client.get(rawAt: channel).rev
+            throw .conflict(channel: channel.name, rev: now)
+        }
+    }
+
+    func attach(_ subscription: Subscription) {
+        mirror.withLock { $0.subscription = subscription }
+    }
+
+    /// A state event (or `get` answer) for the channel: applied when newer.
+    func receive(_ data: RawJSON?, kind: String?, rev: Int?) {
+        guard let rev else { return }   // a plain `pub` on the channel: not state
+        if kind == "del" {
+            apply(nil, rev: rev)
+            return
+        }
+        guard let data else { return }
+        do throws(HeraldClientError) {
+            apply(try data.decode(as: Value.self), rev: rev)
+        } catch {
+            client?.report(.decoding(type: String(describing: Value.self), channel: channel.name, message: "\(error)"))
+        }
+    }
+
+    private func apply(_ value: Value?, rev: Int) {
+        mirror.withLock { mirror in
+            guard rev > mirror.rev else { return }
+            mirror.value = value
+            mirror.rev = rev
+            for id in mirror.observers.keys.sorted() { schedule(id: id, value: value, rev: rev) }
+        }
+    }
+
+    /// Queues one observer call (under the mirror lock, so calls keep rev order on the serial
+    /// queue); the observer is looked up again when the call runs, so cancelling takes effect.
+    private func schedule(id: Int, value: Value?, rev: Int) {
+        queue.async { [self] in
+            guard let handler = mirror.withLock({ $0.observers[id] }) else { return }
+            handler(value, rev)
+        }
+    }
+}
+
+/// An observation of a ``RemoteValue``: `cancel()` or releasing it stops the calls.
+public final class Observation: Sendable {
+    private let cancelAction: Mutex<(@Sendable () -> Void)?>
+
+    init(cancel: @escaping @Sendable () -> Void) {
+        cancelAction = Mutex(cancel)
+    }
+
+    deinit { cancel() }
+
+    /// Stops the calls; calls already queued do not run. Idempotent.
+    public func cancel() {
+        let action = cancelAction.withLock { action -> (@Sendable () -> Void)? in
+            defer { action = nil }
+            return action
+        }
+        action?()
+    }
+}
+
+extension HeraldClient {
+    /// Mirrors a channel's retained value; returns once the mirror holds the current state.
+    ///
+    ///     let theme = try await client.remoteValue(Theme.self, at: Channel("app", "theme"))
+    ///     let watching = theme.observe { theme, rev in apply(theme) }   // called at once, then per change
+    ///     try await theme.set(Theme(mode: .dark), ifRev: theme.current.rev)
+    /// - Parameters:
+    ///   - type: the value's type.
+    ///   - channel: a concrete channel.
+    /// - Returns: the mirror; releasing it unsubscribes.
+    /// - Throws: `.badChannel`, `.decoding` (the current value is not a `Value`),
+    ///   `.notConnected`, `.closed`, the daemon's refusals.
+    public func remoteValue<Value: Codable & Sendable>(_ type: Value.Type, at channel: Channel) async throws(HeraldClientError) -> RemoteValue<Value> {
+        _ = try channel.validatedConcrete()
+        let remote = RemoteValue<Value>(channel: channel, client: self, queue: orderedQueue)
+        let token = try subscribe(raw: channel, options: SubscriptionOptions(delivery: .ordered, current: true)) { [weak remote] data, metadata in
+            remote?.receive(data, kind: metadata.kind, rev: metadata.rev)
+        }
+        remote.attach(token)
+        try await token.ready()
+        // A barrier: the daemon answers this after the `current` event, and with the same
+        // state, so `current` is right when this returns whatever the queue's progress.
+        let snapshot = try await get(rawAt: channel)
+        if snapshot.rev > 0 {
+            if let value = snapshot.value {
+                remote.receive(value, kind: "get", rev: snapshot.rev)
+            } else {
+                remote.receive(nil, kind: "del", rev: snapshot.rev)
+            }
+        }
+        return remote
+    }
+}
