@@ -23,6 +23,18 @@ extension Broker {
         throw HeraldError(.limit, "this connection holds max_subs (" + String(config.maxSubs) + ") subscriptions")
     }
 
+    /// Refuses a request past `max_requests` waiting for this connection.
+    func admitRequest(from session: Session) throws(HeraldError) {
+        guard requests.count(of: session.id) >= config.maxRequests else { return }
+        throw HeraldError(.limit, "this connection has max_requests (" + String(config.maxRequests) + ") requests waiting")
+    }
+
+    /// Refuses a signal past `max_signals` under way for this connection.
+    func admitSignal(from session: Session) throws(HeraldError) {
+        guard session.signalsInFlight >= config.maxSignals else { return }
+        throw HeraldError(.limit, "this connection has max_signals (" + String(config.maxSignals) + ") signals under way")
+    }
+
     /// Refuses a channel that has no record yet when `max_channels` records exist. The
     /// daemon's own `$sys` channels do not count.
     func admitChannel(named name: [UInt8]) throws(HeraldError) {

@@ -29,6 +29,7 @@ extension Broker {
         guard timeout >= 1, timeout <= Broker.maxRequestTimeoutMs else {
             throw HeraldError(.badField, "field 'timeout_ms' must be 1 to " + String(Broker.maxRequestTimeoutMs))
         }
+        try admitRequest(from: session)
         let channel = try publishChannel(for: session)
         let token = ReplyToken(random: randomWord)
         channel.seq += 1

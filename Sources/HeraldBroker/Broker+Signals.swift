@@ -19,7 +19,9 @@ extension Broker {
         guard timeout >= 1, timeout <= Broker.maxSignalTimeoutMs else {
             throw HeraldError(.badField, "field 'timeout_ms' must be 1 to " + String(Broker.maxSignalTimeoutMs))
         }
+        try admitSignal(from: session)
         nextSignalID += 1
+        session.signalsInFlight += 1
         let pending = PendingSignal(
             id: nextSignalID, sender: session, origin: origin,
             data: scanner.raw(.data).map { Array($0) }, tag: scanner.raw(.tag).map { Array($0) },
@@ -171,6 +173,7 @@ extension Broker {
     /// Sends the sender its one `ok` and forgets the signal.
     private func finish(_ pending: PendingSignal, handledBy: [UInt8]?, at level: [UInt8]?) {
         signals[pending.id] = nil
+        pending.sender.signalsInFlight -= 1
         deadlines.cancel(kind: .signalOffer, id: pending.id)
         rememberFinished(pending)
         write(pending.sender) { out in
@@ -221,6 +224,7 @@ extension Broker {
         for pending in signals.values.sorted(by: { $0.id < $1.id }) {
             if pending.sender === session {
                 signals[pending.id] = nil
+                session.signalsInFlight -= 1
                 deadlines.cancel(kind: .signalOffer, id: pending.id)
                 rememberFinished(pending)
             } else if pending.offeredTo == session.id, let handler = pending.offeredID {

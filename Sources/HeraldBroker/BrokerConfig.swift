@@ -35,6 +35,10 @@ public struct BrokerConfig: Sendable, Equatable {
     public var maxSubs = 100_000
     /// Most channel records; a new channel past it is `limit`.
     public var maxChannels = 10_000_000
+    /// Most requests one connection may have waiting for a reply.
+    public var maxRequests = 100_000
+    /// Most signals one connection may have under way.
+    public var maxSignals = 100_000
     /// Bounds on retained values and lists.
     public var stateLimits = StateLimits(maxValueBytes: 1 << 20, maxListLength: 100_000, maxRetainedBytes: 256 << 20)
     /// Whether state changes are persisted: then the broker emits `StateRecord`s and holds

@@ -97,6 +97,11 @@ struct PendingRequests {
         return request
     }
 
+    /// How many requests of one requester wait for a reply.
+    func count(of requester: ConnectionID) -> Int {
+        byRequester[requester]?.count ?? 0
+    }
+
     /// The ids of a requester's pending requests.
     func ids(of requester: ConnectionID) -> Set<Int> {
         byRequester[requester] ?? []

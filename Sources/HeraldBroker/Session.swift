@@ -42,6 +42,8 @@ public final class Session {
     /// Set once the broker released what the connection owned (locks, instance channels,
     /// requests), so closing and disconnecting release it exactly once.
     var hasLeft = false
+    /// Signals this connection sent that are still under way (`max_signals`).
+    var signalsInFlight = 0
     /// Set while the session sits in the broker's dirty list.
     var isDirty = false
     /// Answers held until their state records are durable (see `Session+Barriers.swift`).

@@ -83,5 +83,7 @@ extension Config: Decodable {
         maxConnections = try reader.integer(.maxConnections) ?? maxConnections
         maxSubs = try reader.integer(.maxSubs) ?? maxSubs
         maxChannels = try reader.integer(.maxChannels) ?? maxChannels
+        maxRequests = try reader.integer(.maxRequests) ?? maxRequests
+        maxSignals = try reader.integer(.maxSignals) ?? maxSignals
     }
 }

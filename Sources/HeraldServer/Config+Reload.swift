@@ -21,6 +21,8 @@ extension Config {
         merged.maxConnections = new.maxConnections
         merged.maxSubs = new.maxSubs
         merged.maxChannels = new.maxChannels
+        merged.maxRequests = new.maxRequests
+        merged.maxSignals = new.maxSignals
         return merged
     }
 

@@ -39,6 +39,10 @@ public struct Config: Equatable, Sendable {
     public var maxSubs: Int = 100_000
     /// Most channel records the daemon keeps (`max_channels`); a new channel past it is `limit`.
     public var maxChannels: Int = 10_000_000
+    /// Most requests one connection may have waiting for a reply (`max_requests`).
+    public var maxRequests: Int = 100_000
+    /// Most signals one connection may have under way (`max_signals`).
+    public var maxSignals: Int = 100_000
     /// Most elements in one retained list (`max_list_length`).
     public var maxListLength: Int = 100_000
     /// Bytes of retained state over all channels, names included (`max_retained_bytes`).

@@ -24,6 +24,8 @@ enum ConfigKey: String, Sendable, CaseIterable {
     case maxConnections = "max_connections"
     case maxSubs = "max_subs"
     case maxChannels = "max_channels"
+    case maxRequests = "max_requests"
+    case maxSignals = "max_signals"
 
     /// Longest Unix socket path: `sun_path` is 108 bytes on Linux, one of them the NUL.
     static let maxUnixPathBytes = 107
@@ -52,6 +54,8 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .maxConnections: return .integer(1...10_000_000)
         case .maxSubs: return .integer(1...100_000_000)
         case .maxChannels: return .integer(1...1_000_000_000)
+        case .maxRequests: return .integer(1...10_000_000)
+        case .maxSignals: return .integer(1...10_000_000)
         }
     }
 
@@ -69,7 +73,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .host, .port, .unix, .dataDir, .workers, .fsync, .compactMinBytes: return false
         case .logLevel, .maxLine, .maxErrors, .heartbeatMs, .maxPending, .slowConsumer: return true
         case .history, .historyBytes, .maxValueBytes, .maxListLength, .maxRetainedBytes: return true
-        case .maxConnections, .maxSubs, .maxChannels: return true
+        case .maxConnections, .maxSubs, .maxChannels, .maxRequests, .maxSignals: return true
         }
     }
 }

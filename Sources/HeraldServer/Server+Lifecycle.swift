@@ -20,6 +20,8 @@ extension Server {
         tunables.maxConnections = config.maxConnections
         tunables.maxSubs = config.maxSubs
         tunables.maxChannels = config.maxChannels
+        tunables.maxRequests = config.maxRequests
+        tunables.maxSignals = config.maxSignals
         return tunables
     }
 

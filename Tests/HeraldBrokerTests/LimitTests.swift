@@ -51,4 +51,33 @@ import HeraldBroker
         #expect(harness.request(s, #"{"op":"pub","ch":"a","rid":4}"#)["seq"] as? Int == 2, "known channels go on")
         #expect(harness.request(s, #"{"op":"get","ch":"c"}"#)["ok"] as? String == "get", "reading creates nothing")
     }
+
+    @Test func requestsPastMaxRequestsAreLimitUntilOneEnds() {
+        let harness = BrokerHarness(config { $0.maxRequests = 2 })
+        let responder = harness.connect()
+        harness.subscribe(responder, #""ch":"svc""#)
+        let asker = harness.connect()
+        harness.send(asker, #"{"op":"req","ch":"svc","timeout_ms":100}"#)
+        harness.send(asker, #"{"op":"req","ch":"svc","timeout_ms":100}"#)
+        #expect(harness.lines(asker).isEmpty)
+        #expect(harness.request(asker, #"{"op":"req","ch":"svc","timeout_ms":100}"#)["error"] as? String == "limit")
+        let token = harness.frames(responder).first?["reply"] as? String ?? ""
+        harness.send(responder, #"{"op":"reply","to":"\#(token)","data":1}"#)
+        #expect(harness.frames(asker).first?["ok"] as? String == "req")
+        harness.send(asker, #"{"op":"req","ch":"svc","timeout_ms":100}"#)
+        #expect(harness.lines(asker).isEmpty, "a place was freed")
+    }
+
+    @Test func signalsPastMaxSignalsAreLimitUntilOneEnds() {
+        let harness = BrokerHarness(config { $0.maxSignals = 1 })
+        let handler = harness.connect()
+        harness.subscribe(handler, #""ch":"ui","sub":"h","handle":true"#)
+        let sender = harness.connect()
+        harness.send(sender, #"{"op":"signal","ch":"ui"}"#)
+        #expect(harness.request(sender, #"{"op":"signal","ch":"ui"}"#)["error"] as? String == "limit")
+        let id = harness.frames(handler).first?["id"] as? String ?? ""
+        harness.send(handler, #"{"op":"handled","id":"\#(id)","action":"stop"}"#)
+        #expect(harness.frames(sender).first?["ok"] as? String == "signal")
+        #expect(harness.request(sender, #"{"op":"signal","ch":"nobody"}"#)["ok"] as? String == "signal")
+    }
 }
