@@ -15,7 +15,8 @@ public final class RemoteValue<Value: Codable & Sendable>: Sendable {
     /// The channel mirrored.
     public let channel: Channel
     private weak let client: HeraldClient?
-    private let queue: DispatchQueue
+    /// The client's `.ordered` queue; calculated values built on this one observe on it too.
+    let queue: DispatchQueue
     private let mirror = Mutex<Mirror>(Mirror())
 
     private struct Mirror {
@@ -74,6 +75,11 @@ public final class RemoteValue<Value: Codable & Sendable>: Sendable {
             let now = try await client.get(rawAt: channel).rev
             throw .conflict(channel: channel.name, rev: now)
         }
+    }
+
+    /// How many observers are registered (tests: calculated values cancel theirs).
+    var observerCount: Int {
+        mirror.withLock { $0.observers.count }
     }
 
     func attach(_ subscription: Subscription) {
