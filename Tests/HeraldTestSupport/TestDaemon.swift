@@ -45,10 +45,19 @@ public final class TestDaemon: @unchecked Sendable {
     }
 
     /// Kills the daemon (SIGKILL: no goodbye to clients, like a crash).
+    ///
+    /// Waits for the exit with a bounded `waitpid` loop rather than `Process.waitUntilExit()`,
+    /// which was seen to hang on a test-pool thread when Foundation missed the exit.
     public func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+        guard process.isRunning else { return }
+        let pid = process.processIdentifier
+        kill(pid, SIGKILL)
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            var status: Int32 = 0
+            let reaped = waitpid(pid, &status, WNOHANG)
+            if reaped == pid || (reaped == -1 && errno == ECHILD) || !process.isRunning { return }
+            usleep(2_000)
         }
     }
 
