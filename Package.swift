@@ -44,7 +44,7 @@ let package = Package(
         ),
         .testTarget(name: "HeraldWireTests", dependencies: ["HeraldWire"]),
         .testTarget(name: "HeraldBrokerTests", dependencies: ["HeraldBroker", "HeraldWire"]),
-        .testTarget(name: "HeraldServerTests", dependencies: ["HeraldServer", "HeraldWire", "heraldd"]),
+        .testTarget(name: "HeraldServerTests", dependencies: ["HeraldServer", "HeraldWire", "HeraldTestSupport", "heraldd"]),
         .target(name: "HeraldTestSupport", path: "Tests/HeraldTestSupport"),
         .testTarget(name: "HeraldTests", dependencies: ["Herald", "HeraldTestSupport", "heraldd"]),
         .testTarget(name: "HeraldCLITests", dependencies: ["HeraldTestSupport", "herald", "heraldd"]),

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -68,19 +69,7 @@ final class DaemonProcess: @unchecked Sendable {
     }
 
     deinit {
-        // A bounded waitpid loop, not Process.waitUntilExit(): that was seen to hang on a
-        // test-pool thread when Foundation missed the exit.
-        if process.isRunning {
-            let pid = process.processIdentifier
-            kill(pid, SIGKILL)
-            let deadline = Date().addingTimeInterval(10)
-            while Date() < deadline {
-                var status: Int32 = 0
-                let reaped = waitpid(pid, &status, WNOHANG)
-                if reaped == pid || (reaped == -1 && errno == ECHILD) || !process.isRunning { break }
-                usleep(2_000)
-            }
-        }
+        killAndReap(process)
         try? FileManager.default.removeItem(at: directory)
     }
 

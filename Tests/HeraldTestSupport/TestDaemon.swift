@@ -49,16 +49,7 @@ public final class TestDaemon: @unchecked Sendable {
     /// Waits for the exit with a bounded `waitpid` loop rather than `Process.waitUntilExit()`,
     /// which was seen to hang on a test-pool thread when Foundation missed the exit.
     public func stop() {
-        guard process.isRunning else { return }
-        let pid = process.processIdentifier
-        kill(pid, SIGKILL)
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            var status: Int32 = 0
-            let reaped = waitpid(pid, &status, WNOHANG)
-            if reaped == pid || (reaped == -1 && errno == ECHILD) || !process.isRunning { return }
-            usleep(2_000)
-        }
+        killAndReap(process)
     }
 
     /// Freezes the daemon (SIGSTOP): connections stay open but nothing is answered.
@@ -123,10 +114,7 @@ public final class TestDaemon: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(15)
         while (found.value == nil || !unixReady.value) && Date() < deadline && process.isRunning { usleep(5_000) }
         guard let port = found.value, unixReady.value else {
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-            }
+            killAndReap(process)
             throw TestDaemonError.didNotStart(log.withLock { $0.joined(separator: "\n") })
         }
         return (process, port)
