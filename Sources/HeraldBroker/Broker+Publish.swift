@@ -82,7 +82,9 @@ extension Broker {
                         }
                     } else if let group = target.group?.takeUnretainedValue(),
                               let member = group.pick({ accepts($0, from: publisher, on: channel) }) {
-                        let delivered = channel.prefix(for: member).withUnsafeBytes { deliver(to: member, prefix: $0) }
+                        groupPrefix.removeAll(keepingCapacity: true)
+                        channel.appendPrefix(for: member, to: &groupPrefix)
+                        let delivered = groupPrefix.withUnsafeBytes { deliver(to: member, prefix: $0) }
                         if delivered { receivers += 1 }
                     }
                 }

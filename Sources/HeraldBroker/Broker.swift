@@ -34,6 +34,9 @@ public final class Broker {
     /// `,"data":D}\n`, split at `eventSplit`.
     let eventShared = FrameScratch()
     var eventSplit = 0
+    /// A queue-group member's frame prefix, rebuilt per delivery in reused storage (a group's
+    /// member changes per event, so it has no cached prefix in `Channel.prefixArena`).
+    var groupPrefix: [UInt8] = []
 
     // Event control (issue 4): each concern's state lives in its own type and file.
     /// Every lock held (`Broker+Locks.swift`).

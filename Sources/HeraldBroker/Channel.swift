@@ -73,11 +73,10 @@ extension Channel {
         cacheGeneration = index.generation
     }
 
-    /// `{"event":"CH","sub":"NAME"` for one subscription.
-    func prefix(for subscription: Subscription) -> [UInt8] {
-        var prefix = eventHead
-        prefix.appendJSONString(subscription.name)
-        return prefix
+    /// Appends `{"event":"CH","sub":"NAME"` for one subscription to `out`.
+    func appendPrefix(for subscription: Subscription, to out: inout [UInt8]) {
+        out.append(contentsOf: eventHead)
+        out.appendJSONString(subscription.name)
     }
 
     /// Whether the record's name equals `bytes`.
