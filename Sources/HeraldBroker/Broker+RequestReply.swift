@@ -65,10 +65,7 @@ extension Broker {
             let data = scanner.raw(.data)
             write(pending.requester) { out in
                 out.appendRaw(#"{"ok":"req""#)
-                if let rid = pending.rid {
-                    out.appendRaw(#","rid":"#)
-                    out.append(contentsOf: rid)
-                }
+                appendStoredRid(pending.rid, to: &out)
                 out.appendRaw(#","from":"#)
                 out.append(contentsOf: session.quotedClientID)
                 if let data {
@@ -114,10 +111,7 @@ extension Broker {
             out.appendRaw(#"{"error":"timeout","message":"no reply within "#)
             out.appendInt(pending.timeoutMs)
             out.appendRaw(#" ms","op":"req""#)
-            if let rid = pending.rid {
-                out.appendRaw(#","rid":"#)
-                out.append(contentsOf: rid)
-            }
+            appendStoredRid(pending.rid, to: &out)
             out.appendRaw("}\n")
         }
     }

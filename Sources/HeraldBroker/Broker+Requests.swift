@@ -127,6 +127,14 @@ extension Broker {
         out.appendRaw(rid)
     }
 
+    /// Appends `,"rid":R` for a `rid` kept from an earlier request (a reply or a signal's
+    /// result arrives after the request that carried it was handled).
+    func appendStoredRid(_ rid: [UInt8]?, to out: inout [UInt8]) {
+        guard let rid else { return }
+        out.appendRaw(#","rid":"#)
+        out.append(contentsOf: rid)
+    }
+
     /// Queues an error frame and applies the `max_errors` rule.
     func fail(_ session: Session, _ error: HeraldError, now: Int) {
         write(session) { out in

@@ -178,10 +178,7 @@ extension Broker {
         rememberFinished(pending)
         write(pending.sender) { out in
             out.appendRaw(#"{"ok":"signal""#)
-            if let rid = pending.rid {
-                out.appendRaw(#","rid":"#)
-                out.append(contentsOf: rid)
-            }
+            appendStoredRid(pending.rid, to: &out)
             out.appendRaw(#","id":"#)
             out.append(contentsOf: pending.quotedID)
             out.appendRaw(#","handled_by":"#)
