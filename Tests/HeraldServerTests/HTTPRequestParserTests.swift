@@ -150,3 +150,48 @@ struct HTTPRequestParserTests {
         #expect(parser.hasStarted)
     }
 }
+
+/// Random heads, good and bad: the outcome never depends on how the bytes were split.
+struct HTTPRequestParserSplitTests {
+    private static let pieces = [
+        "GET ", "HEAD ", "POST ", "G(T ", "/metrics", "/varz?x", "*", " ", "  ", "HTTP/1.1", "HTTP/1.0", "HTTP/2.0",
+        "\r\n", "\n", "\r", "Host: a", "X:y", " folded", ":", "\u{0}", "\u{7f}", "é", String(repeating: "z", count: 300),
+    ]
+
+    @Test func randomHeadsGiveTheSameOutcomeWhateverTheSplit() {
+        var generator = SplitMix(seed: 0x5eed)
+        for _ in 0..<500 {
+            var text = ""
+            for _ in 0..<Int.random(in: 1...12, using: &generator) {
+                text += Self.pieces[Int.random(in: 0..<Self.pieces.count, using: &generator)]
+            }
+            if Bool.random(using: &generator) { text += "\r\n\r\n" }
+            let bytes = Array(text.utf8)
+            var whole = HTTPRequestParser(maxHeadBytes: 512)
+            let expected = whole.feed(bytes)
+            var split = HTTPRequestParser(maxHeadBytes: 512)
+            var position = 0
+            var outcome = HTTPRequestParser.Outcome.incomplete
+            while position < bytes.count {
+                let length = Int.random(in: 1...max(1, bytes.count - position), using: &generator)
+                outcome = split.feed(Array(bytes[position..<position + length]))
+                position += length
+            }
+            if bytes.isEmpty { outcome = split.outcome }
+            #expect(outcome == expected, "\(text.debugDescription)")
+        }
+    }
+}
+
+/// A small deterministic generator, so a failure reproduces.
+private struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
