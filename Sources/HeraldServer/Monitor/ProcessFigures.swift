@@ -26,7 +26,7 @@ struct ProcessFigures: Sendable, Equatable {
         let pageSize = max(1, sysconf(Int32(_SC_PAGESIZE)))
         guard let fds = countOpenFDs() else { return nil }
         var limit = rlimit()
-        let maxFDs = getrlimit(RLIMIT_NOFILE_VALUE, &limit) == 0 ? Int(clamping: limit.rlim_cur) : 0
+        let maxFDs = getrlimit(fileLimitResource, &limit) == 0 ? Int(clamping: limit.rlim_cur) : 0
         var usage = rusage()
         getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
         let cpu = (Int(usage.ru_utime.tv_sec) + Int(usage.ru_stime.tv_sec)) * 1_000_000
@@ -35,8 +35,8 @@ struct ProcessFigures: Sendable, Equatable {
                               openFDs: fds, maxFDs: maxFDs, cpuMicroseconds: cpu)
     }
 
-    /// `RLIMIT_NOFILE` as `getrlimit` wants it on Glibc (an enum there, an Int32 elsewhere).
-    private static var RLIMIT_NOFILE_VALUE: __rlimit_resource_t { __rlimit_resource_t(RLIMIT_NOFILE.rawValue) }
+    /// `RLIMIT_NOFILE` as Glibc's `getrlimit` wants it (its enum's raw value).
+    private static var fileLimitResource: __rlimit_resource_t { __rlimit_resource_t(RLIMIT_NOFILE.rawValue) }
 
     private static func readSmallFile(_ path: String) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
