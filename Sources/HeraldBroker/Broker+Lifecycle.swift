@@ -20,19 +20,6 @@ extension Broker {
 }
 
 extension Broker {
-    /// The `stats` counters of event control, which let tests prove nothing leaks: locks
-    /// held.
-    func appendEventControlCounters(_ out: inout [UInt8]) {
-        appendCounter(&out, "locks", locks.count)
-        appendCounter(&out, "instance_channels", instances.count)
-        appendCounter(&out, "requests", requests.count)
-        appendCounter(&out, "timers", deadlines.count)
-        appendCounter(&out, "signals", signals.count)
-        appendCounter(&out, "links", links.count)
-    }
-}
-
-extension Broker {
     /// Channels clients used, leaving out the daemon's own `$…` channels, for `stats`.
     var clientChannelCount: Int {
         channels.keys.reduce(0) { count, name in ChannelName.isReserved(name) ? count : count + 1 }

@@ -4,20 +4,7 @@ extension Broker {
     /// `stats`: the daemon's counters.
     func answerStats(_ session: Session, now: Int) {
         answer(session, .stats) { out in
-            appendCounter(&out, "uptime_ms", now - startedAt)
-            appendCounter(&out, "connections", sessions.count)
-            appendCounter(&out, "total_connections", stats.totalConnections)
-            appendCounter(&out, "channels", clientChannelCount)
-            appendCounter(&out, "subscriptions", index.count)
-            appendCounter(&out, "msgs_in", stats.msgsIn)
-            appendCounter(&out, "msgs_out", stats.msgsOut)
-            appendCounter(&out, "bytes_in", stats.bytesIn)
-            appendCounter(&out, "bytes_out", stats.bytesOut)
-            appendCounter(&out, "slow_consumers", stats.slowConsumers)
-            appendCounter(&out, "dropped", stats.dropped)
-            appendEventControlCounters(&out)
-            appendCounter(&out, "retained_bytes", store.retainedBytes)
-            appendCounter(&out, "history_bytes", retention.historyBytes)
+            for figure in statsFigures(now: now) { appendCounter(&out, figure.name, figure.value) }
         }
     }
 

@@ -65,6 +65,8 @@ extension Config: Decodable {
         workers = try reader.integer(.workers) ?? workers
         fsync = try reader.choice(.fsync, as: FsyncPolicy.self) ?? fsync
         compactMinBytes = try reader.integer(.compactMinBytes) ?? compactMinBytes
+        monitorPort = try reader.integer(.monitorPort)
+        monitorHost = try reader.string(.monitorHost) ?? monitorHost
     }
 
     /// Keys SIGHUP may change: logging, limits, heartbeat, slow-consumer policy.
@@ -85,5 +87,6 @@ extension Config: Decodable {
         maxChannels = try reader.integer(.maxChannels) ?? maxChannels
         maxRequests = try reader.integer(.maxRequests) ?? maxRequests
         maxSignals = try reader.integer(.maxSignals) ?? maxSignals
+        monitorTimeoutMs = try reader.integer(.monitorTimeoutMs) ?? monitorTimeoutMs
     }
 }

@@ -23,6 +23,7 @@ extension Config {
         merged.maxChannels = new.maxChannels
         merged.maxRequests = new.maxRequests
         merged.maxSignals = new.maxSignals
+        merged.monitorTimeoutMs = new.monitorTimeoutMs
         return merged
     }
 
@@ -40,6 +41,8 @@ extension Config {
         if workers != new.workers { keys.append(ConfigKey.workers.rawValue) }
         if fsync != new.fsync { keys.append(ConfigKey.fsync.rawValue) }
         if compactMinBytes != new.compactMinBytes { keys.append(ConfigKey.compactMinBytes.rawValue) }
+        if monitorPort != new.monitorPort { keys.append(ConfigKey.monitorPort.rawValue) }
+        if monitorHost != new.monitorHost { keys.append(ConfigKey.monitorHost.rawValue) }
         return keys
     }
 }

@@ -49,6 +49,13 @@ public struct Config: Equatable, Sendable {
     public var maxRetainedBytes: Int = 268_435_456
     /// Log size below which it is never compacted into a snapshot (`compact_min_bytes`).
     public var compactMinBytes: Int = 1_048_576
+    /// TCP port of the HTTP monitor (`monitor_port`: `/healthz`, `/varz`, `/metrics`), or
+    /// `nil` for none. Off by default: figures about the daemon are the operator's to expose.
+    public var monitorPort: Int? = nil
+    /// Address the HTTP monitor binds (`monitor_host`).
+    public var monitorHost: String = "127.0.0.1"
+    /// Milliseconds an HTTP client has to send its request and take the answer (`monitor_timeout_ms`).
+    public var monitorTimeoutMs: Int = 5_000
 
     /// Creates a config with every key at its default.
     public init() {}

@@ -26,6 +26,9 @@ enum ConfigKey: String, Sendable, CaseIterable {
     case maxChannels = "max_channels"
     case maxRequests = "max_requests"
     case maxSignals = "max_signals"
+    case monitorPort = "monitor_port"
+    case monitorHost = "monitor_host"
+    case monitorTimeoutMs = "monitor_timeout_ms"
 
     /// Longest Unix socket path: `sun_path` is 108 bytes on Linux, one of them the NUL.
     static let maxUnixPathBytes = 107
@@ -56,12 +59,15 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .maxChannels: return .integer(1...1_000_000_000)
         case .maxRequests: return .integer(1...10_000_000)
         case .maxSignals: return .integer(1...10_000_000)
+        case .monitorPort: return .integer(0...65535)
+        case .monitorHost: return .text(maxBytes: nil)
+        case .monitorTimeoutMs: return .integer(100...600_000)
         }
     }
 
     /// Whether the key may be absent from a running config (`null` in the file means "unset").
     var isOptional: Bool {
-        self == .unix || self == .dataDir
+        self == .unix || self == .dataDir || self == .monitorPort
     }
 
     /// Whether SIGHUP may apply a new value without a restart.
@@ -71,6 +77,8 @@ enum ConfigKey: String, Sendable, CaseIterable {
     var isLive: Bool {
         switch self {
         case .host, .port, .unix, .dataDir, .workers, .fsync, .compactMinBytes: return false
+        case .monitorPort, .monitorHost: return false
+        case .monitorTimeoutMs: return true
         case .logLevel, .maxLine, .maxErrors, .heartbeatMs, .maxPending, .slowConsumer: return true
         case .history, .historyBytes, .maxValueBytes, .maxListLength, .maxRetainedBytes: return true
         case .maxConnections, .maxSubs, .maxChannels, .maxRequests, .maxSignals: return true

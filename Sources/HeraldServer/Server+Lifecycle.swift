@@ -101,6 +101,7 @@ extension Server {
     func closeLoopHandles(of worker: Worker) {
         guard worker === main else { return }
         stopPersistence()
+        stopMonitor()
         for listener in listeners { listener.close() }
         listeners.removeAll()
         if tickerStarted {

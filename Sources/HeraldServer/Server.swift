@@ -20,6 +20,8 @@ public final class Server {
     let reload: (() throws -> Config)?
     var workers: [Worker] = []
     var listeners: [Listener] = []
+    /// The HTTP monitoring listener, when `monitor_port` is set (`Server+Monitor`).
+    var monitor: MonitorListener?
     var nextConnectionID = 1
     let ticker: UnsafeMutablePointer<uv_timer_t>
     /// When `ticker` is armed to fire (loop ms), or -1 when it is not (see `Server+Ticker`).
@@ -97,8 +99,10 @@ public final class Server {
         let tcp = try Listener(server: self, endpoint: .tcp(host: config.host, port: config.port))
         listeners.append(tcp)
         if let path = config.unix { listeners.append(try Listener(server: self, endpoint: .unix(path: path))) }
+        try startMonitor()
         logger.info("listening", ["transport": "tcp", "host": config.host, "port": String(tcp.boundPort ?? config.port)])
         if let path = config.unix { logger.info("listening", ["transport": "unix", "path": path]) }
+        announceMonitor()
     }
 
     /// Accepts one connection from a listener (on the main loop) and gives it to a worker.

@@ -73,6 +73,22 @@ final class DaemonProcess: @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
+    /// The HTTP monitor's bound port (`listening transport=http … port=N`), waiting for
+    /// the line when it is not logged yet.
+    /// - Throws: `DaemonError.didNotStart` when no monitor was announced within 10 s.
+    func monitorPort() throws -> Int {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if let line = log.first(where: { $0.contains("listening") && $0.contains("transport=http") }),
+               let range = line.range(of: #"port=(\d+)"#, options: .regularExpression),
+               let port = Int(line[range].dropFirst(5)) {
+                return port
+            }
+            usleep(5_000)
+        }
+        throw DaemonError.didNotStart(log.joined(separator: "\n"))
+    }
+
     /// Everything the daemon logged so far.
     var log: [String] { stderrLines.withLock { $0 } }
 

@@ -1,0 +1,27 @@
+/// The HTTP status codes the monitor answers with.
+enum HTTPStatus: Int, Sendable, Equatable {
+    case ok = 200
+    case badRequest = 400
+    case notFound = 404
+    case methodNotAllowed = 405
+    case requestTimeout = 408
+    case uriTooLong = 414
+    case headersTooLarge = 431
+    case serviceUnavailable = 503
+    case versionNotSupported = 505
+
+    /// The reason phrase of the status line (RFC 9110 wording).
+    var reason: String {
+        switch self {
+        case .ok: return "OK"
+        case .badRequest: return "Bad Request"
+        case .notFound: return "Not Found"
+        case .methodNotAllowed: return "Method Not Allowed"
+        case .requestTimeout: return "Request Timeout"
+        case .uriTooLong: return "URI Too Long"
+        case .headersTooLarge: return "Request Header Fields Too Large"
+        case .serviceUnavailable: return "Service Unavailable"
+        case .versionNotSupported: return "HTTP Version Not Supported"
+        }
+    }
+}

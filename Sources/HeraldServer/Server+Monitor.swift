@@ -1,0 +1,33 @@
+import CLibUV
+import HeraldBroker
+
+extension Server {
+    /// Binds the HTTP monitor when `monitor_port` is set (before any listener is announced).
+    /// - Throws: UVError when it cannot bind.
+    func startMonitor() throws(UVError) {
+        guard let port = config.monitorPort else { return }
+        monitor = try MonitorListener(server: self, host: config.monitorHost, port: port)
+    }
+
+    /// Logs `listening transport=http` with the bound port, as the TCP listener does.
+    func announceMonitor() {
+        guard let monitor else { return }
+        logger.info("listening", ["transport": "http", "host": config.monitorHost,
+                                  "port": String(monitor.boundPort ?? config.monitorPort ?? 0)])
+    }
+
+    /// Closes the monitor and its connections (when the main loop stops, not when draining
+    /// starts: during the drain `/healthz` answers 503, which is what a load balancer needs).
+    func stopMonitor() {
+        monitor?.close()
+        monitor = nil
+    }
+
+    /// The figures for one `/varz` or `/metrics` answer: one hold of the broker lock.
+    func monitorSnapshot() -> MonitorSnapshot {
+        let now = main.now
+        let (figures, stopping) = shared.withLock { broker in (broker.statsFigures(now: now), isStopping) }
+        return MonitorSnapshot(version: Version.current, isStopping: stopping, figures: figures,
+                               process: ProcessFigures.read(), wallClockMs: wallClockMilliseconds())
+    }
+}
