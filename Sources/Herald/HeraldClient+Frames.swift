@@ -101,6 +101,7 @@ extension HeraldClient {
                 writer.string("ch", name)
                 lines += writer.finished()
             }
+            lines += relinkLines(&state)
             for lock in state.locks where lock.sub == nil {
                 lines += lockLine(lock, rid: restoredLockRid(&state), client: client)
             }
@@ -108,6 +109,7 @@ extension HeraldClient {
             for record in state.subscriptions.values.sorted(by: { $0.order < $1.order }) {
                 var since: Int?
                 if sameEpoch, !record.isPattern, let last = record.lastSeq { since = last }
+                if !record.everAcked, let requested = record.requestedSince { since = requested }
                 lines += subscribeLine(record, since: since, restoring: true, state: &state)
             }
             state.linkUp = true
@@ -162,10 +164,11 @@ extension HeraldClient {
         let everAcked = record.everAcked
         let isHandler = record.signalHandler != nil
         let current = record.current
+        // Handlers have no history to lose; `current` subscriptions get the state again. A
+        // caller's own `since` is checked on the first `sub` too.
+        let reportLoss = (restoring && everAcked && !isHandler && !current) || (!everAcked && record.requestedSince != nil)
         let rid = state.register(timeout: nil) { [weak self] result in
-            // Handlers have no history to lose; `current` subscriptions get the state again.
-            self?.subscribeAnswered(binding, channel: channel, result: result, sentSince: since != nil,
-                                    restoring: restoring && everAcked && !isHandler && !current)
+            self?.subscribeAnswered(binding, channel: channel, result: result, sentSince: since != nil, restoring: reportLoss)
         }
         var writer = FrameWriter(op: "sub", rid: rid)
         writer.string("ch", record.channel.name)
@@ -189,8 +192,10 @@ extension HeraldClient {
                 state.subscriptions[name]?.acked = true
                 state.subscriptions[name]?.everAcked = true
             }
+            let recovered = sentSince && frame.bool("recovered") == true
             binding.settle(.success(()))
-            if restoring, !sentSince || frame.bool("recovered") != true {
+            if restoring { binding.recordRecovery(recovered) }
+            if restoring, !recovered {
                 report(.historyLost(subscription: name, channel: channel.name))
             }
         case .failure(.server(let code, let message, let op)):

@@ -1,4 +1,5 @@
 import Dispatch
+import Observation
 import Synchronization
 
 /// A local mirror of one channel's retained list, kept exact by the daemon's list events.
@@ -10,12 +11,16 @@ import Synchronization
 /// again with `get` (one fetch at a time) and takes it when it is newer. Older revs are ignored.
 ///
 /// Observers run on the client's `.ordered` queue, in `rev` order, never under a lock.
-public final class RemoteList<Element: Codable & Sendable>: Sendable {
+///
+/// It is `Observable`: reading ``current`` inside `withObservationTracking` registers it, and
+/// every applied change fires it (on the thread that applied it, after `current` holds it).
+public final class RemoteList<Element: Codable & Sendable>: Sendable, Observable {
     /// The channel mirrored.
     public let channel: Channel
     private weak let client: HeraldClient?
-    private let queue: DispatchQueue
+    let queue: DispatchQueue
     private let mirror = Mutex<Mirror>(Mirror())
+    private let registrar = ObservationRegistrar()
 
     private struct Mirror {
         var elements: [Element] = []
@@ -38,7 +43,8 @@ public final class RemoteList<Element: Codable & Sendable>: Sendable {
 
     /// The last known list and its `rev` (an unset or deleted channel: empty).
     public var current: Retained<[Element]> {
-        mirror.withLock { Retained(value: $0.elements, rev: $0.rev) }
+        registrar.access(self, keyPath: \.current)
+        return mirror.withLock { Retained(value: $0.elements, rev: $0.rev) }
     }
 
     /// How often the mirror had to fetch the whole list after missing a change.
@@ -58,6 +64,11 @@ public final class RemoteList<Element: Codable & Sendable>: Sendable {
             return id
         }
         return Observation { [self] in _ = mirror.withLock { $0.observers.removeValue(forKey: id) } }
+    }
+
+    /// How many observers are registered (tests: calculated values cancel theirs).
+    var observerCount: Int {
+        mirror.withLock { $0.observers.count }
     }
 
     func attach(_ subscription: Subscription) {
@@ -99,30 +110,41 @@ public final class RemoteList<Element: Codable & Sendable>: Sendable {
 
     /// Takes a whole list when it is newer than the mirror.
     func replace(with elements: [Element], rev: Int) {
-        mirror.withLock { mirror in
-            guard rev > mirror.rev else { return }
+        let changed = mirror.withLock { mirror -> Bool in
+            guard rev > mirror.rev else { return false }
             mirror.elements = elements
             mirror.rev = rev
             notifyAll(mirror)
+            return true
         }
+        if changed { changedObservably() }
+    }
+
+    /// Fires observation tracking, outside the mirror lock (its callbacks are user code).
+    private func changedObservably() {
+        registrar.withMutation(of: self, keyPath: \.current) {}
     }
 
     /// Applies an incremental change when it is the next rev; fetches again on a gap or when
     /// the change does not fit the mirror.
     private func change(rev: Int, _ apply: (inout [Element]) -> Bool) {
-        let resync = mirror.withLock { mirror -> Bool in
-            guard rev > mirror.rev else { return false }
+        let outcome = mirror.withLock { mirror -> ListChangeOutcome in
+            guard rev > mirror.rev else { return .none }
             if rev == mirror.rev + 1, apply(&mirror.elements) {
                 mirror.rev = rev
                 notifyAll(mirror)
-                return false
+                return .applied
             }
-            guard !mirror.resyncing else { return false }
+            guard !mirror.resyncing else { return .none }
             mirror.resyncing = true
             mirror.resyncs += 1
-            return true
+            return .resync
         }
-        if resync { Task { await self.resync() } }
+        switch outcome {
+        case .none: break
+        case .applied: changedObservably()
+        case .resync: Task { await self.resync() }
+        }
     }
 
     private func resync() async {
@@ -178,4 +200,9 @@ extension HeraldClient {
         }
         return remote
     }
+}
+
+/// What one incremental list change did to the mirror.
+private enum ListChangeOutcome {
+    case none, applied, resync
 }

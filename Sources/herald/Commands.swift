@@ -45,6 +45,9 @@ struct Commands {
             case "get": try invocation.check(allowed: ["--json"], positionals: 1...1, command: command)
             case "set": try invocation.check(allowed: ["--if-rev"], positionals: 2...2, command: command)
             case "stats": try invocation.check(allowed: ["--json"], positionals: 0...0, command: command)
+            case "reply": try invocation.check(allowed: ["--data", "--count", "--group", "--timeout", "--json"], positionals: 1...1, command: command)
+            case "handle": try invocation.check(allowed: ["--stop", "--callback", "--count", "--timeout", "--json"], positionals: 1...1, command: command)
+            case "bench": try invocation.check(allowed: ["--count", "--size", "--timeout", "--json"], positionals: 0...1, command: command)
             default: try invocation.check(allowed: ["--json"], positionals: 0...1, command: command)
             }
         } catch {
@@ -72,6 +75,9 @@ struct Commands {
             case "get": return try await get(client)
             case "set": return try await set(client)
             case "stats": return try await stats(client)
+            case "reply": return try await reply(client, timeout: timeout)
+            case "handle": return try await handle(client, timeout: timeout)
+            case "bench": return try await bench(client, timeout: timeout)
             default: return try await channels(client)
             }
         } catch {
@@ -120,7 +126,7 @@ struct Commands {
         return try RawJSON(validating: text)
     }
 
-    private var channel: Channel { Channel(verbatim: invocation.positionals.first ?? "") }
+    var channel: Channel { Channel(verbatim: invocation.positionals.first ?? "") }
 
     // MARK: Commands
 
@@ -230,10 +236,15 @@ struct Commands {
                 if let owner = info.owner { line.appendJSONString(owner) } else { line.appendRaw("null") }
                 line.appendRaw(info.hasValue ? ",\"has_value\":true,\"seq\":" : ",\"has_value\":false,\"seq\":")
                 line.appendInt(info.seq)
+                if let link = info.link {
+                    line.appendRaw(",\"link\":")
+                    line.appendJSONString(link)
+                }
                 line.appendRaw("}")
                 Output.line(String(decoding: line, as: UTF8.self))
             } else {
-                Output.line("\(info.ch) subs=\(info.subs) seq=\(info.seq)" + (info.owner.map { " owner=\($0)" } ?? ""))
+                Output.line("\(info.ch) subs=\(info.subs) seq=\(info.seq)" + (info.owner.map { " owner=\($0)" } ?? "")
+                            + (info.link.map { " link=\($0)" } ?? ""))
             }
         }
         return .success
