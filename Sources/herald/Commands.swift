@@ -193,10 +193,36 @@ struct Commands {
         }
     }
 
+    /// `signal CH [DATA]`: each callback as `{"callback":DATA,"from":C}` as it comes, then the
+    /// result `{"id","handled_by","at","hops","timeouts"}`.
     private func signal(_ client: HeraldClient, timeout: Double) async throws(HeraldClientError) -> ExitCode {
-        let answer = try await client.call("signal", ["ch": RawJSON(encoding: channel.name), "data": data(at: 1) ?? .null,
-                                                      "timeout_ms": RawJSON("\(Int(timeout * 1000))")], timeout: timeout * 10 + 5)
-        Output.line(answer.description)
+        let call = try client.signal(raw: data(at: 1), on: channel, timeout: timeout)
+        for await callback in call.callbacks {
+            var line: [UInt8] = []
+            line.appendRaw("{\"callback\":")
+            line.append(contentsOf: (callback.value ?? .null).bytes)
+            line.appendRaw(",\"from\":")
+            if let from = callback.from { line.appendJSONString(from) } else { line.appendRaw("null") }
+            line.appendRaw("}")
+            Output.line(String(decoding: line, as: UTF8.self))
+        }
+        let result = try await call.result()
+        var line: [UInt8] = []
+        line.appendRaw("{\"id\":")
+        line.appendJSONString(result.id)
+        line.appendRaw(",\"handled_by\":")
+        if let handler = result.handledBy { line.appendJSONString(handler) } else { line.appendRaw("null") }
+        line.appendRaw(",\"at\":")
+        if let level = result.at { line.appendJSONString(level) } else { line.appendRaw("null") }
+        line.appendRaw(",\"hops\":")
+        line.appendInt(result.hops)
+        line.appendRaw(",\"timeouts\":[")
+        for (index, id) in result.timeouts.enumerated() {
+            if index > 0 { line.appendRaw(",") }
+            line.appendJSONString(id)
+        }
+        line.appendRaw("]}")
+        Output.line(String(decoding: line, as: UTF8.self))
         return .success
     }
 

@@ -71,7 +71,9 @@ enum Help {
         "signal": """
         Usage: herald signal CHANNEL [JSON] [--timeout S]
 
-        Sends a signal up CHANNEL's hierarchy and prints the daemon's answer as JSON.
+        Sends a signal up CHANNEL's hierarchy. Prints each callback a handler sends as it
+        comes, {"callback":DATA,"from":CLIENT}, then the result:
+        {"id":…,"handled_by":GLOBAL_ID|null,"at":LEVEL|null,"hops":N,"timeouts":[…]}.
           --timeout S   per-handler timeout (default 1)
         """,
         "get": """
