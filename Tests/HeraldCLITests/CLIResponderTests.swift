@@ -10,10 +10,11 @@ import Testing
         #expect(try waitForSubscriptions(daemon, count: 1))
         // A plain event is not a request: not answered, not printed, not counted.
         #expect(try herald(["pub", "calc.add", "0"] + at(daemon)).status == 0)
-        let pretty = try herald(["req", "calc.add", #"{"a":1,"b":2}"#, "--timeout", "10000"] + at(daemon))
+        let pretty = try herald(["req", "calc.add", #"{"a":1,"b":2}"#, "--timeout", "60000"] + at(daemon))
         #expect(pretty.status == 0, "\(pretty.stderr)")
         #expect(pretty.stdout == #"{"sum":3}"# + "\n")
-        let json = try herald(["req", "calc.add", "[1,2]", "--json", "--timeout", "10000"] + at(daemon))
+        let json = try herald(["req", "calc.add", "[1,2]", "--json", "--timeout", "60000"] + at(daemon))
+        #expect(json.status == 0, "\(json.stderr)")
         #expect(json.stdout.hasPrefix(#"{"from":"c"#) && json.stdout.hasSuffix(#","data":{"sum":3}}"# + "\n"))
         let result = responder.finish()
         #expect(result.status == 0, "exits after --count requests")
