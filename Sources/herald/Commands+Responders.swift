@@ -44,9 +44,10 @@ extension Commands {
             if let callback { try context.callback(raw: callback) }
             Output.line(json ? Self.signalJSONLine(data, context) : Self.signalPrettyLine(data, context))
             if left?.takeOne() == true {
-                // Answer first, then let the process end (the answer is written on close).
+                // The answer is sent right after this returns; give it time to be queued before
+                // `serve` flushes and the process ends.
                 Task {
-                    try? await Task.sleep(nanoseconds: 50_000_000)
+                    try? await Task.sleep(nanoseconds: 200_000_000)
                     done.finish(.success)
                 }
             }
@@ -76,7 +77,10 @@ extension Commands {
             }
         }
         let code = await done.wait()
-        withExtendedLifetime(subscription) {}
+        subscription.cancel()
+        // A round trip before exiting: the daemon answers the ping after reading every frame
+        // queued before it, so the last reply or `handled` is written, not lost at exit.
+        if code != .connection { _ = try? await client.ping() }
         return code
     }
 
