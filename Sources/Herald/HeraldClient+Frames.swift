@@ -87,7 +87,7 @@ extension HeraldClient {
     /// `hello` answered: restore, then open the link to callers.
     ///
     /// Order, all in one write: instance channels (so this client owns them again before
-    /// anyone subscribes through it), channel locks (they cover subscriptions made later, so
+    /// anyone subscribes through it), links (signals route through them again), channel locks (they cover subscriptions made later, so
     /// restored subscriptions get no event the lock should suppress), then each subscription
     /// followed at once by the locks on its name (the daemon refuses a name lock without the
     /// subscription).
@@ -168,7 +168,7 @@ extension HeraldClient {
         // caller's own `since` is checked on the first `sub` too.
         let reportLoss = (restoring && everAcked && !isHandler && !current) || (!everAcked && record.requestedSince != nil)
         let rid = state.register(timeout: nil) { [weak self] result in
-            self?.subscribeAnswered(binding, channel: channel, result: result, sentSince: since != nil, restoring: reportLoss)
+            self?.subscribeAnswered(binding, channel: channel, result: result, sentSince: since != nil, checksRecovery: reportLoss)
         }
         var writer = FrameWriter(op: "sub", rid: rid)
         writer.string("ch", record.channel.name)
@@ -182,8 +182,11 @@ extension HeraldClient {
         return writer.finished()
     }
 
+    /// The answer to a `sub`. `checksRecovery`: events may have been missed (a restore of a
+    /// subscription that was up, or the caller's own `since`), so the outcome is recorded on
+    /// the token and a loss reported as `historyLost`.
     private func subscribeAnswered(_ binding: SubscriptionBinding, channel: Channel,
-                                   result: Result<ServerFrame, HeraldClientError>, sentSince: Bool, restoring: Bool) {
+                                   result: Result<ServerFrame, HeraldClientError>, sentSince: Bool, checksRecovery: Bool) {
         let name = binding.name
         switch result {
         case .success(let frame):
@@ -193,9 +196,10 @@ extension HeraldClient {
                 state.subscriptions[name]?.everAcked = true
             }
             let recovered = sentSince && frame.bool("recovered") == true
+            // Recorded before `settle`, so a caller woken by `ready()` reads the outcome.
+            if checksRecovery { binding.recordRecovery(recovered) }
             binding.settle(.success(()))
-            if restoring { binding.recordRecovery(recovered) }
-            if restoring, !recovered {
+            if checksRecovery, !recovered {
                 report(.historyLost(subscription: name, channel: channel.name))
             }
         case .failure(.server(let code, let message, let op)):
@@ -203,7 +207,7 @@ extension HeraldClient {
                 // A daemon without history refuses `since`: subscribe again without it.
                 let line = state.withLock { state -> [UInt8] in
                     guard state.linkUp, let record = state.subscriptions[name], record.binding === binding else { return [] }
-                    return subscribeLine(record, since: nil, restoring: restoring, state: &state)
+                    return subscribeLine(record, since: nil, restoring: checksRecovery, state: &state)
                 }
                 if !line.isEmpty {
                     loop.backlog.append(contentsOf: line)
