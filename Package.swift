@@ -46,7 +46,8 @@ let package = Package(
         .testTarget(name: "HeraldBrokerTests", dependencies: ["HeraldBroker", "HeraldWire"]),
         .testTarget(name: "HeraldServerTests", dependencies: ["HeraldServer", "HeraldWire", "HeraldTestSupport", "heraldd"]),
         .target(name: "HeraldTestSupport", path: "Tests/HeraldTestSupport"),
-        .testTarget(name: "HeraldTests", dependencies: ["Herald", "HeraldTestSupport", "heraldd"]),
+        .target(name: "HeraldExamples", dependencies: ["Herald"], path: "Examples"),
+        .testTarget(name: "HeraldTests", dependencies: ["Herald", "HeraldExamples", "HeraldTestSupport", "heraldd"]),
         .testTarget(name: "HeraldCLITests", dependencies: ["HeraldTestSupport", "herald", "heraldd"]),
     ],
     swiftLanguageModes: [.v6]

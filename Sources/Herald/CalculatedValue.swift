@@ -1,9 +1,11 @@
 import Dispatch
+import Observation
 import Synchronization
 
-/// A value computed from one or more ``RemoteValue``s, recomputed whenever any of them changes.
+/// A value computed from one or more sources (``RemoteValue``, ``RemoteList`` or another
+/// `CalculatedValue`: see ``ValueSource``), recomputed whenever any of them changes.
 ///
-/// Made by ``RemoteValue/map(_:)`` and ``combine(_:_:_:)`` / ``combine(_:_:_:_:)``. Like a
+/// Made by ``ValueSource/map(_:)`` and ``combine(_:_:_:)`` / ``combine(_:_:_:_:)``. Like a
 /// `combineLatest`, it has no value (`current` is nil) until every input holds a value; a
 /// deleted input (value nil) makes it nil again until that input is set anew.
 ///
@@ -14,15 +16,20 @@ import Synchronization
 /// Observers run on the first input's client `.ordered` queue, never under a lock, once per
 /// accepted input change (the output type need not be `Equatable`, so equal results are not
 /// filtered); a cancelled observation is checked again right before each call.
-public final class CalculatedValue<Value: Sendable>: Sendable {
+///
+/// It is `Observable`: reading ``current`` inside `withObservationTracking` (or a SwiftUI-style
+/// view) registers it, and each recomputation fires the change (on the thread that delivered
+/// the input change, after `current` already holds the new value).
+public final class CalculatedValue<Value: Sendable>: Sendable, Observable {
     private let queue: DispatchQueue
     private let state = Mutex<State>(State())
+    private let registrar = ObservationRegistrar()
 
     private struct State {
         var value: Value?
         /// The input generation `value` was computed from; older results are dropped.
         var generation = 0
-        var observers: [Int: @Sendable (Value?) -> Void] = [:]
+        var observers: [Int: @Sendable (Value?, Int) -> Void] = [:]
         var nextObserver = 0
         var inputs: [Observation] = []
     }
@@ -33,7 +40,8 @@ public final class CalculatedValue<Value: Sendable>: Sendable {
 
     /// The last computed value; nil until every input holds a value (or while one is deleted).
     public var current: Value? {
-        state.withLock { $0.value }
+        registrar.access(self, keyPath: \.current)
+        return state.withLock { $0.value }
     }
 
     /// Calls `handler` with every recomputed value, and with the current one first when
@@ -44,15 +52,34 @@ public final class CalculatedValue<Value: Sendable>: Sendable {
     /// - Returns: the observation; releasing it or calling `cancel()` stops the calls. It keeps
     ///   this calculated value (and its inputs) alive.
     public func observe(alertNow: Bool = true, _ handler: @escaping @Sendable (Value?) -> Void) -> Observation {
+        addObserver(alertNow: alertNow) { value, _ in handler(value) }
+    }
+
+    private func addObserver(alertNow: Bool, _ handler: @escaping @Sendable (Value?, Int) -> Void) -> Observation {
         let id = state.withLock { state -> Int in
             let id = state.nextObserver
             state.nextObserver += 1
             state.observers[id] = handler
-            if alertNow { schedule(id: id, value: state.value) }
+            if alertNow { schedule(id: id, value: state.value, generation: state.generation) }
             return id
         }
         return Observation { [self] in _ = state.withLock { $0.observers.removeValue(forKey: id) } }
     }
+
+    /// The value and the generation it was computed from (``ValueSource``).
+    public var revisionedValue: (value: Value?, revision: Int) {
+        state.withLock { ($0.value, $0.generation) }
+    }
+
+    /// ``observe(alertNow:_:)`` with alert-now and the generation as revision (``ValueSource``).
+    /// - Parameter handler: gets the value and its generation.
+    /// - Returns: the observation; it keeps this calculated value alive.
+    public func observeRevisions(_ handler: @escaping @Sendable (Value?, Int) -> Void) -> Observation {
+        addObserver(alertNow: true, handler)
+    }
+
+    /// The queue observers run on (``ValueSource``).
+    public var observerQueue: DispatchQueue { queue }
 
     /// How many observers are registered (tests).
     var observerCount: Int {
@@ -67,20 +94,23 @@ public final class CalculatedValue<Value: Sendable>: Sendable {
     /// held, because inputs on different clients' queues may finish their computations out of
     /// order.
     func update(_ value: Value?, generation: Int) {
-        state.withLock { state in
-            guard generation > state.generation else { return }
+        let changed = state.withLock { state -> Bool in
+            guard generation > state.generation else { return false }
             state.value = value
             state.generation = generation
-            for id in state.observers.keys.sorted() { schedule(id: id, value: value) }
+            for id in state.observers.keys.sorted() { schedule(id: id, value: value, generation: generation) }
+            return true
         }
+        // Outside the lock: observation-tracking callbacks are user code.
+        if changed { registrar.withMutation(of: self, keyPath: \.current) {} }
     }
 
     /// Queues one observer call (under the lock, so calls keep generation order on the serial
     /// queue); the observer is looked up again when the call runs, so cancelling takes effect.
-    private func schedule(id: Int, value: Value?) {
+    private func schedule(id: Int, value: Value?, generation: Int) {
         queue.async { [self] in
             guard let handler = state.withLock({ $0.observers[id] }) else { return }
-            handler(value)
+            handler(value, generation)
         }
     }
 }
@@ -121,7 +151,7 @@ final class LatestInputs<A: Sendable, B: Sendable, C: Sendable>: Sendable {
     }
 }
 
-extension CalculatedValue {
+extension CalculatedValue: ValueSource {
     /// Wires `inputs` to a new calculated value: each input is observed (alert-now, so the
     /// value is fed even if it changes while wiring) and seeded from its `current` at once, so
     /// the result is meaningful on return.
@@ -144,87 +174,4 @@ extension CalculatedValue {
         calculated.attach(observations)
         return calculated
     }
-}
-
-extension RemoteValue {
-    /// A calculated value following this one through `transform`.
-    ///
-    ///     let isDark = theme.map { $0.mode == "dark" }
-    ///     let watching = isDark.observe { dark in render(dark) }
-    /// - Parameter transform: computes the result from a non-nil value; it may run on any
-    ///   thread, never under a lock, and should be quick and pure.
-    /// - Returns: the calculated value; nil while this value is nil (never set or deleted).
-    public func map<Output: Sendable>(_ transform: @escaping @Sendable (Value) -> Output) -> CalculatedValue<Output> {
-        let latest = LatestInputs<Value, Void, Void>(b: (), c: ())
-        return CalculatedValue<Output>.wire(
-            queue: queue,
-            compute: { snapshot in snapshot.a.map(transform) },
-            inputs: [input(0, of: latest) { $0.a = $1 }]
-        )
-    }
-
-    /// This value as input `slot` of `latest`: how to observe it and how to seed from it.
-    func input<A, B, C>(_ slot: Int, of latest: LatestInputs<A, B, C>, _ write: @escaping @Sendable (inout LatestInputs<A, B, C>.Snapshot, Value?) -> Void) -> LatestInputs<A, B, C>.Input {
-        (
-            observe: { feed in
-                self.observe(alertNow: true) { value, rev in
-                    feed(latest.record(slot: slot, rev: rev) { write(&$0, value) })
-                }
-            },
-            seed: {
-                let now = self.current
-                return latest.record(slot: slot, rev: now.rev) { write(&$0, now.value) }
-            }
-        )
-    }
-}
-
-/// A calculated value from two remote values, recomputed when either changes.
-///
-///     let label = combine(theme, user) { theme, user in "\(user.name) (\(theme.mode))" }
-/// - Parameters:
-///   - a: the first input; its client's `.ordered` queue runs the observers.
-///   - b: the second input (may belong to another client).
-///   - transform: computes the result once both hold a value; quick and pure, any thread.
-/// - Returns: the calculated value; nil until both inputs hold a value.
-public func combine<A: Sendable, B: Sendable, Output: Sendable>(
-    _ a: RemoteValue<A>, _ b: RemoteValue<B>, _ transform: @escaping @Sendable (A, B) -> Output
-) -> CalculatedValue<Output> {
-    let latest = LatestInputs<A, B, Void>(c: ())
-    return CalculatedValue<Output>.wire(
-        queue: a.queue,
-        compute: { snapshot in
-            guard let x = snapshot.a, let y = snapshot.b else { return nil }
-            return transform(x, y)
-        },
-        inputs: [
-            a.input(0, of: latest) { $0.a = $1 },
-            b.input(1, of: latest) { $0.b = $1 },
-        ]
-    )
-}
-
-/// A calculated value from three remote values, recomputed when any changes.
-/// - Parameters:
-///   - a: the first input; its client's `.ordered` queue runs the observers.
-///   - b: the second input.
-///   - c: the third input.
-///   - transform: computes the result once all three hold a value; quick and pure, any thread.
-/// - Returns: the calculated value; nil until every input holds a value.
-public func combine<A: Sendable, B: Sendable, C: Sendable, Output: Sendable>(
-    _ a: RemoteValue<A>, _ b: RemoteValue<B>, _ c: RemoteValue<C>, _ transform: @escaping @Sendable (A, B, C) -> Output
-) -> CalculatedValue<Output> {
-    let latest = LatestInputs<A, B, C>()
-    return CalculatedValue<Output>.wire(
-        queue: a.queue,
-        compute: { snapshot in
-            guard let x = snapshot.a, let y = snapshot.b, let z = snapshot.c else { return nil }
-            return transform(x, y, z)
-        },
-        inputs: [
-            a.input(0, of: latest) { $0.a = $1 },
-            b.input(1, of: latest) { $0.b = $1 },
-            c.input(2, of: latest) { $0.c = $1 },
-        ]
-    )
 }

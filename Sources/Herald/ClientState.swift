@@ -32,6 +32,8 @@ struct SubscriptionRecord {
     var signalHandler: (@Sendable (IncomingSignal) -> Void)?
     /// Ask for `current:true` (with every restore too, so retained values are re-fetched).
     var current = false
+    /// The caller's `since` (`SubscriptionOptions.since`), sent until the `sub` is first confirmed.
+    var requestedSince: Int?
 }
 
 /// A lock this connection holds, restored after a reconnect.
@@ -124,6 +126,8 @@ struct ClientState {
     var locks: [LockRecord] = []
     /// Instance channels this client owns, in the order declared (declared again after a reconnect).
     var declared: [String] = []
+    /// Links this client made, in order (made again after a reconnect).
+    var links: [LinkRecord] = []
     /// Signals this client sent that are still under way.
     var signals = SignalTable()
 

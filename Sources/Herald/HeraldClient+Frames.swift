@@ -87,7 +87,7 @@ extension HeraldClient {
     /// `hello` answered: restore, then open the link to callers.
     ///
     /// Order, all in one write: instance channels (so this client owns them again before
-    /// anyone subscribes through it), channel locks (they cover subscriptions made later, so
+    /// anyone subscribes through it), links (signals route through them again), channel locks (they cover subscriptions made later, so
     /// restored subscriptions get no event the lock should suppress), then each subscription
     /// followed at once by the locks on its name (the daemon refuses a name lock without the
     /// subscription).
@@ -101,6 +101,7 @@ extension HeraldClient {
                 writer.string("ch", name)
                 lines += writer.finished()
             }
+            lines += relinkLines(&state)
             for lock in state.locks where lock.sub == nil {
                 lines += lockLine(lock, rid: restoredLockRid(&state), client: client)
             }
@@ -108,6 +109,7 @@ extension HeraldClient {
             for record in state.subscriptions.values.sorted(by: { $0.order < $1.order }) {
                 var since: Int?
                 if sameEpoch, !record.isPattern, let last = record.lastSeq { since = last }
+                if !record.everAcked, let requested = record.requestedSince { since = requested }
                 lines += subscribeLine(record, since: since, restoring: true, state: &state)
             }
             state.linkUp = true
@@ -162,10 +164,11 @@ extension HeraldClient {
         let everAcked = record.everAcked
         let isHandler = record.signalHandler != nil
         let current = record.current
+        // Handlers have no history to lose; `current` subscriptions get the state again. A
+        // caller's own `since` is checked on the first `sub` too.
+        let reportLoss = (restoring && everAcked && !isHandler && !current) || (!everAcked && record.requestedSince != nil)
         let rid = state.register(timeout: nil) { [weak self] result in
-            // Handlers have no history to lose; `current` subscriptions get the state again.
-            self?.subscribeAnswered(binding, channel: channel, result: result, sentSince: since != nil,
-                                    restoring: restoring && everAcked && !isHandler && !current)
+            self?.subscribeAnswered(binding, channel: channel, result: result, sentSince: since != nil, checksRecovery: reportLoss)
         }
         var writer = FrameWriter(op: "sub", rid: rid)
         writer.string("ch", record.channel.name)
@@ -179,8 +182,11 @@ extension HeraldClient {
         return writer.finished()
     }
 
+    /// The answer to a `sub`. `checksRecovery`: events may have been missed (a restore of a
+    /// subscription that was up, or the caller's own `since`), so the outcome is recorded on
+    /// the token and a loss reported as `historyLost`.
     private func subscribeAnswered(_ binding: SubscriptionBinding, channel: Channel,
-                                   result: Result<ServerFrame, HeraldClientError>, sentSince: Bool, restoring: Bool) {
+                                   result: Result<ServerFrame, HeraldClientError>, sentSince: Bool, checksRecovery: Bool) {
         let name = binding.name
         switch result {
         case .success(let frame):
@@ -189,8 +195,11 @@ extension HeraldClient {
                 state.subscriptions[name]?.acked = true
                 state.subscriptions[name]?.everAcked = true
             }
+            let recovered = sentSince && frame.bool("recovered") == true
+            // Recorded before `settle`, so a caller woken by `ready()` reads the outcome.
+            if checksRecovery { binding.recordRecovery(recovered) }
             binding.settle(.success(()))
-            if restoring, !sentSince || frame.bool("recovered") != true {
+            if checksRecovery, !recovered {
                 report(.historyLost(subscription: name, channel: channel.name))
             }
         case .failure(.server(let code, let message, let op)):
@@ -198,7 +207,7 @@ extension HeraldClient {
                 // A daemon without history refuses `since`: subscribe again without it.
                 let line = state.withLock { state -> [UInt8] in
                     guard state.linkUp, let record = state.subscriptions[name], record.binding === binding else { return [] }
-                    return subscribeLine(record, since: nil, restoring: restoring, state: &state)
+                    return subscribeLine(record, since: nil, restoring: checksRecovery, state: &state)
                 }
                 if !line.isEmpty {
                     loop.backlog.append(contentsOf: line)

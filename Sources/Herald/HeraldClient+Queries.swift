@@ -24,9 +24,11 @@ public struct ChannelInfo: Sendable, Equatable, Decodable {
     public let hasValue: Bool
     /// Its current `seq`.
     public let seq: Int
+    /// The parent a `link` set for signals (see ``HeraldClient/link(_:to:)``), or nil.
+    public let link: String?
 
     enum CodingKeys: String, CodingKey {
-        case ch, subs, owner, seq
+        case ch, subs, owner, seq, link
         case hasValue = "has_value"
     }
 }

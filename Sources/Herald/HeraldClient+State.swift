@@ -59,4 +59,32 @@ extension HeraldClient {
         let frame = try await ask("get") { writer in writer.string("ch", name) }
         return Retained(value: frame.raw("value"), rev: frame.int("rev") ?? 0)
     }
+
+    /// Deletes a channel's retained value or list (`del`); mirrors see the value become nil.
+    /// - Parameters:
+    ///   - channel: a concrete channel.
+    ///   - ifRev: only if the channel's `rev` is this (else the daemon's `conflict`).
+    /// - Returns: the new `rev` (deletes count as changes, so `since` and mirrors see them).
+    /// - Throws: `conflict`, `.badChannel`, `.notConnected`, ….
+    @discardableResult
+    public func delete(at channel: Channel, ifRev: Int? = nil) async throws(HeraldClientError) -> Int {
+        let name = try channel.validatedConcrete().name
+        let frame = try await ask("del") { writer in
+            writer.string("ch", name)
+            writer.int("if_rev", ifRev)
+        }
+        return frame.int("rev") ?? 0
+    }
+
+    /// Re-sends a channel's value (or list) to its subscribers as a `touch` event, without
+    /// changing it or its `rev`, e.g. to wake up consumers after an outside change.
+    /// - Parameter channel: a concrete channel holding state.
+    /// - Returns: the channel's `rev` (unchanged).
+    /// - Throws: the daemon's `not_found` (no state), `.badChannel`, `.notConnected`, ….
+    @discardableResult
+    public func touch(_ channel: Channel) async throws(HeraldClientError) -> Int {
+        let name = try channel.validatedConcrete().name
+        let frame = try await ask("touch") { writer in writer.string("ch", name) }
+        return frame.int("rev") ?? 0
+    }
 }

@@ -129,6 +129,9 @@ extension HeraldClient {
               deliver: @escaping @Sendable (IncomingEvent) -> Void) throws(HeraldClientError) -> SubscriptionBinding {
         let isPattern = try channel.validatedPattern()
         if let max = options.max, max < 1 { throw .server(code: "bad_field", message: "max must be at least 1", op: "sub") }
+        if let since = options.since, since < 0 || isPattern {
+            throw .server(code: "bad_field", message: "since needs a concrete channel and a seq of at least 0", op: "sub")
+        }
         let (binding, replaced, wake) = try state.withLock { state throws(HeraldClientError) in
             if state.closed { throw .closed }
             let id = state.nextBindingID
@@ -141,10 +144,12 @@ extension HeraldClient {
                                             remaining: options.max, args: options.args, order: state.nextOrder)
             record.signalHandler = signal
             record.current = options.current
+            record.requestedSince = options.since
+            record.lastSeq = options.since
             state.nextOrder += 1
             state.subscriptions[binding.name] = record
             var wake = false
-            if state.linkUp { wake = state.enqueue(subscribeLine(record, since: nil, restoring: false, state: &state)) }
+            if state.linkUp { wake = state.enqueue(subscribeLine(record, since: options.since, restoring: false, state: &state)) }
             return (binding, replaced, wake)
         }
         replaced?.cancel()

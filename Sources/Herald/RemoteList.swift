@@ -1,4 +1,5 @@
 import Dispatch
+import Observation
 import Synchronization
 
 /// A local mirror of one channel's retained list, kept exact by the daemon's list events.
@@ -10,12 +11,16 @@ import Synchronization
 /// again with `get` (one fetch at a time) and takes it when it is newer. Older revs are ignored.
 ///
 /// Observers run on the client's `.ordered` queue, in `rev` order, never under a lock.
-public final class RemoteList<Element: Codable & Sendable>: Sendable {
+///
+/// It is `Observable`: reading ``current`` inside `withObservationTracking` registers it, and
+/// every applied change fires it (on the thread that applied it, after `current` holds it).
+public final class RemoteList<Element: Codable & Sendable>: Sendable, Observable {
     /// The channel mirrored.
     public let channel: Channel
     private weak let client: HeraldClient?
-    private let queue: DispatchQueue
+    let queue: DispatchQueue
     private let mirror = Mutex<Mirror>(Mirror())
+    private let registrar = ObservationRegistrar()
 
     private struct Mirror {
         var elements: [Element] = []
@@ -23,6 +28,8 @@ public final class RemoteList<Element: Codable & Sendable>: Sendable {
         var resyncing = false
         var resyncs = 0
         var observers: [Int: @Sendable ([Element], Int) -> Void] = [:]
+        /// Per-index observers: the index watched and the handler.
+        var indexObservers: [Int: (index: Int, handler: @Sendable (Element?, Int) -> Void)] = [:]
         var nextObserver = 0
         var subscription: Subscription?
     }
@@ -38,7 +45,8 @@ public final class RemoteList<Element: Codable & Sendable>: Sendable {
 
     /// The last known list and its `rev` (an unset or deleted channel: empty).
     public var current: Retained<[Element]> {
-        mirror.withLock { Retained(value: $0.elements, rev: $0.rev) }
+        registrar.access(self, keyPath: \.current)
+        return mirror.withLock { Retained(value: $0.elements, rev: $0.rev) }
     }
 
     /// How often the mirror had to fetch the whole list after missing a change.
@@ -60,6 +68,31 @@ public final class RemoteList<Element: Codable & Sendable>: Sendable {
         return Observation { [self] in _ = mirror.withLock { $0.observers.removeValue(forKey: id) } }
     }
 
+    /// Calls `handler` with the element at `index` whenever a change may have touched it: an
+    /// `assign` or `append` at that index, a splice that replaces it or shifts it, and every
+    /// whole-list change (`set`, `del`, a resync). Elements need not be `Equatable`, so a
+    /// whole-list change calls it even when that element stayed the same.
+    /// - Parameters:
+    ///   - index: the position watched (0-based).
+    ///   - alertNow: also call at once (on the queue) with the element there now.
+    ///   - handler: gets the element (nil while the list is shorter) and the list's rev.
+    /// - Returns: the observation; releasing it or `cancel()` stops the calls.
+    public func observe(index: Int, alertNow: Bool = true, _ handler: @escaping @Sendable (Element?, Int) -> Void) -> Observation {
+        let id = mirror.withLock { mirror -> Int in
+            let id = mirror.nextObserver
+            mirror.nextObserver += 1
+            mirror.indexObservers[id] = (index, handler)
+            if alertNow { scheduleIndex(id: id, element: Self.element(mirror.elements, index), rev: mirror.rev) }
+            return id
+        }
+        return Observation { [self] in _ = mirror.withLock { $0.indexObservers.removeValue(forKey: id) } }
+    }
+
+    /// How many observers are registered (tests: calculated values cancel theirs).
+    var observerCount: Int {
+        mirror.withLock { $0.observers.count + $0.indexObservers.count }
+    }
+
     func attach(_ subscription: Subscription) {
         mirror.withLock { $0.subscription = subscription }
     }
@@ -73,7 +106,7 @@ public final class RemoteList<Element: Codable & Sendable>: Sendable {
                 replace(with: [], rev: rev)
             case "index":
                 let element = try (data ?? .null).decode(as: Element.self)
-                change(rev: rev) { elements in
+                change(rev: rev, touches: { $0 == metadata.index }) { elements in
                     guard let index = metadata.index, index >= 0, index <= elements.count else { return false }
                     if index == elements.count { elements.append(element) } else { elements[index] = element }
                     return true
@@ -81,14 +114,17 @@ public final class RemoteList<Element: Codable & Sendable>: Sendable {
             case "splice":
                 let inserted = try (metadata.insert ?? RawJSON("[]")).decode(as: [Element].self)
                 let remove = metadata.remove ?? 0
-                change(rev: rev) { elements in
+                let start = metadata.index ?? 0
+                // Same length in and out: only the replaced range; else everything after shifts.
+                let sameLength = remove == inserted.count
+                change(rev: rev, touches: { i in sameLength ? (i >= start && i < start + remove) : i >= start }) { elements in
                     guard let index = metadata.index, index >= 0, remove >= 0, index <= elements.count,
                           remove <= elements.count - index else { return false }
                     elements.replaceSubrange(index..<(index + remove), with: inserted)
                     return true
                 }
             case "touch":
-                break
+                break   // the same list at the same rev
             default:   // set, current, a get answer: the whole list
                 replace(with: try (data ?? RawJSON("[]")).decode(as: [Element].self), rev: rev)
             }
@@ -99,30 +135,41 @@ public final class RemoteList<Element: Codable & Sendable>: Sendable {
 
     /// Takes a whole list when it is newer than the mirror.
     func replace(with elements: [Element], rev: Int) {
-        mirror.withLock { mirror in
-            guard rev > mirror.rev else { return }
+        let changed = mirror.withLock { mirror -> Bool in
+            guard rev > mirror.rev else { return false }
             mirror.elements = elements
             mirror.rev = rev
             notifyAll(mirror)
+            return true
         }
+        if changed { changedObservably() }
+    }
+
+    /// Fires observation tracking, outside the mirror lock (its callbacks are user code).
+    private func changedObservably() {
+        registrar.withMutation(of: self, keyPath: \.current) {}
     }
 
     /// Applies an incremental change when it is the next rev; fetches again on a gap or when
     /// the change does not fit the mirror.
-    private func change(rev: Int, _ apply: (inout [Element]) -> Bool) {
-        let resync = mirror.withLock { mirror -> Bool in
-            guard rev > mirror.rev else { return false }
+    private func change(rev: Int, touches: (Int) -> Bool, _ apply: (inout [Element]) -> Bool) {
+        let outcome = mirror.withLock { mirror -> ListChangeOutcome in
+            guard rev > mirror.rev else { return .none }
             if rev == mirror.rev + 1, apply(&mirror.elements) {
                 mirror.rev = rev
-                notifyAll(mirror)
-                return false
+                notifyAll(mirror, touching: touches)
+                return .applied
             }
-            guard !mirror.resyncing else { return false }
+            guard !mirror.resyncing else { return .none }
             mirror.resyncing = true
             mirror.resyncs += 1
-            return true
+            return .resync
         }
-        if resync { Task { await self.resync() } }
+        switch outcome {
+        case .none: break
+        case .applied: changedObservably()
+        case .resync: Task { await self.resync() }
+        }
     }
 
     private func resync() async {
@@ -141,8 +188,25 @@ public final class RemoteList<Element: Codable & Sendable>: Sendable {
         }
     }
 
-    private func notifyAll(_ mirror: Mirror) {
+    /// Queues the whole-list observers, and the per-index observers whose index `touching`
+    /// says the change may have affected (all of them for a whole-list change).
+    private func notifyAll(_ mirror: Mirror, touching: (Int) -> Bool = { _ in true }) {
         for id in mirror.observers.keys.sorted() { schedule(id: id, elements: mirror.elements, rev: mirror.rev) }
+        for id in mirror.indexObservers.keys.sorted() {
+            guard let watched = mirror.indexObservers[id]?.index, touching(watched) else { continue }
+            scheduleIndex(id: id, element: Self.element(mirror.elements, watched), rev: mirror.rev)
+        }
+    }
+
+    private static func element(_ elements: [Element], _ index: Int) -> Element? {
+        index >= 0 && index < elements.count ? elements[index] : nil
+    }
+
+    private func scheduleIndex(id: Int, element: Element?, rev: Int) {
+        queue.async { [self] in
+            guard let handler = mirror.withLock({ $0.indexObservers[id]?.handler }) else { return }
+            handler(element, rev)
+        }
     }
 
     private func schedule(id: Int, elements: [Element], rev: Int) {
@@ -178,4 +242,9 @@ extension HeraldClient {
         }
         return remote
     }
+}
+
+/// What one incremental list change did to the mirror.
+private enum ListChangeOutcome {
+    case none, applied, resync
 }

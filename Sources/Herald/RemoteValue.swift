@@ -1,4 +1,5 @@
 import Dispatch
+import Observation
 import Synchronization
 
 /// A local mirror of one channel's retained value, kept current by the daemon's state events.
@@ -11,13 +12,19 @@ import Synchronization
 ///
 /// Observers run on the client's `.ordered` queue, in `rev` order, never under a lock; a
 /// cancelled observation is checked again right before each call.
-public final class RemoteValue<Value: Codable & Sendable>: Sendable {
+///
+/// It is `Observable`: reading ``current`` inside `withObservationTracking` (or a SwiftUI-style
+/// view) registers it, and every accepted change fires it, on the thread that applied the
+/// change, after `current` already holds the new value. Observation coalesces changes; use
+/// ``observe(alertNow:_:)`` to see each one.
+public final class RemoteValue<Value: Codable & Sendable>: Sendable, Observable {
     /// The channel mirrored.
     public let channel: Channel
     private weak let client: HeraldClient?
     /// The client's `.ordered` queue; calculated values built on this one observe on it too.
     let queue: DispatchQueue
     private let mirror = Mutex<Mirror>(Mirror())
+    private let registrar = ObservationRegistrar()
 
     private struct Mirror {
         var value: Value?
@@ -35,7 +42,8 @@ public final class RemoteValue<Value: Codable & Sendable>: Sendable {
 
     /// The last known value (nil: the channel holds none) and its `rev` (0: never set).
     public var current: Retained<Value> {
-        mirror.withLock { Retained(value: $0.value, rev: $0.rev) }
+        registrar.access(self, keyPath: \.current)
+        return mirror.withLock { Retained(value: $0.value, rev: $0.rev) }
     }
 
     /// Calls `handler` with every change of the value, and with the current value first when
@@ -102,12 +110,15 @@ public final class RemoteValue<Value: Codable & Sendable>: Sendable {
     }
 
     private func apply(_ value: Value?, rev: Int) {
-        mirror.withLock { mirror in
-            guard rev > mirror.rev else { return }
+        let changed = mirror.withLock { mirror -> Bool in
+            guard rev > mirror.rev else { return false }
             mirror.value = value
             mirror.rev = rev
             for id in mirror.observers.keys.sorted() { schedule(id: id, value: value, rev: rev) }
+            return true
         }
+        // Outside the lock: observation-tracking callbacks are user code.
+        if changed { registrar.withMutation(of: self, keyPath: \.current) {} }
     }
 
     /// Queues one observer call (under the mirror lock, so calls keep rev order on the serial

@@ -26,6 +26,8 @@ final class SubscriptionBinding: Sendable {
     private let ending: Mutex<Ending>
     private let cancelled = Atomic<Bool>(false)
     private let readiness = Mutex<Readiness>(Readiness())
+    /// The last catch-up's outcome: 0 none asked, 1 recovered, 2 events may be missing.
+    private let recovery = Atomic<Int>(0)
 
     private struct Readiness {
         var outcome: Result<Void, HeraldClientError>?
@@ -118,6 +120,20 @@ final class SubscriptionBinding: Sendable {
         }
     }
 
+    /// Records whether the last catch-up (`since`, or a restore after a reconnect) was complete.
+    func recordRecovery(_ recovered: Bool) {
+        recovery.store(recovered ? 1 : 2, ordering: .releasing)
+    }
+
+    /// The last catch-up's outcome; nil when none was asked for.
+    var recovered: Bool? {
+        switch recovery.load(ordering: .acquiring) {
+        case 1: return true
+        case 2: return false
+        default: return nil
+        }
+    }
+
     /// Records the daemon's first answer to the `sub` (ok or error) for `ready()`.
     func settle(_ outcome: Result<Void, HeraldClientError>) {
         let waiters = readiness.withLock { state -> [CheckedContinuation<Result<Void, HeraldClientError>, Never>] in
@@ -197,6 +213,14 @@ public final class Subscription: Sendable, Hashable {
     public func ready() async throws(HeraldClientError) {
         try await binding.ready().get()
     }
+
+    /// Whether the last catch-up reached every event: after a `sub` with
+    /// ``SubscriptionOptions/since`` or a restore after a reconnect, the daemon's `recovered`.
+    ///
+    /// nil when no catch-up was asked for; `false` when events may be missing (the daemon
+    /// restarted, its history was too short, or it keeps none): the error handler also got
+    /// ``HeraldClientError/historyLost(subscription:channel:)``, and the app should re-fetch.
+    public var recovered: Bool? { binding.recovered }
 
     /// Identity.
     public static func == (lhs: Subscription, rhs: Subscription) -> Bool { lhs === rhs }

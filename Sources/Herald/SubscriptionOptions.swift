@@ -27,6 +27,12 @@ public struct SubscriptionOptions: Sendable {
     /// Ask for the retained state first (`current:true`): one `kind:"current"` event per
     /// matching channel that holds a value or list, also after every reconnect.
     public var current: Bool = false
+    /// Replay the channel's history after this `seq` first (`since`; concrete channels only).
+    /// The daemon keeps the last `history` events per channel; when it no longer holds every
+    /// event after `since`, the token's ``Subscription/recovered`` is `false` and the error
+    /// handler gets ``HeraldClientError/historyLost(subscription:channel:)``. Replayed events
+    /// have `EventMetadata.isReplay`. After a reconnect the client asks from the last `seq` it saw.
+    public var since: Int?
 
     /// Creates options.
     /// - Parameters:
@@ -36,15 +42,17 @@ public struct SubscriptionOptions: Sendable {
     ///   - args: JSON echoed with each event.
     ///   - delivery: `.ordered` (default) or `.background`.
     ///   - current: ask for the retained state first (`current:true`).
+    ///   - since: replay history after this `seq` first (concrete channels only).
     ///   - onEnd: called once when the subscription ends, with the reason.
     public init(name: String? = nil, group: String? = nil, max: Int? = nil, args: RawJSON? = nil,
-                delivery: DeliveryMode = .ordered, current: Bool = false, onEnd: (@Sendable (SubscriptionEnd) -> Void)? = nil) {
+                delivery: DeliveryMode = .ordered, current: Bool = false, since: Int? = nil, onEnd: (@Sendable (SubscriptionEnd) -> Void)? = nil) {
         self.name = name
         self.group = group
         self.max = max
         self.args = args
         self.delivery = delivery
         self.current = current
+        self.since = since
         self.onEnd = onEnd
     }
 

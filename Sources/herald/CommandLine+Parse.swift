@@ -16,6 +16,11 @@ struct Invocation {
     var group: String?
     var timeoutText: String?
     var ifRev: Int?
+    // reply, handle, bench
+    var dataText: String?
+    var callbackText: String?
+    var stop = false
+    var size: Int?
     /// Command-specific flags that were given, to reject those a command does not take.
     var commandFlags: [String] = []
 
@@ -60,6 +65,13 @@ struct Invocation {
             count = try Self.integer(try scanner.value(for: flag), flag: flag.name, in: 1...Int.max)
         case "--if-rev":
             ifRev = try Self.integer(try scanner.value(for: flag), flag: flag.name, in: 0...Int.max)
+        case "--data": dataText = try scanner.value(for: flag)
+        case "--callback": callbackText = try scanner.value(for: flag)
+        case "--stop":
+            try flag.rejectValue()
+            stop = true
+        case "--size":
+            size = try Self.integer(try scanner.value(for: flag), flag: flag.name, in: 1...1_000_000)
         case "--timeout":
             // Its unit depends on the command (req: ms, like the protocol's timeout_ms; sub and
             // signal: seconds), which may come after the flag: checked in `timeoutSeconds`.

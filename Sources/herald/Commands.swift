@@ -45,6 +45,9 @@ struct Commands {
             case "get": try invocation.check(allowed: ["--json"], positionals: 1...1, command: command)
             case "set": try invocation.check(allowed: ["--if-rev"], positionals: 2...2, command: command)
             case "stats": try invocation.check(allowed: ["--json"], positionals: 0...0, command: command)
+            case "reply": try invocation.check(allowed: ["--data", "--count", "--group", "--timeout", "--json"], positionals: 1...1, command: command)
+            case "handle": try invocation.check(allowed: ["--stop", "--callback", "--count", "--timeout", "--json"], positionals: 1...1, command: command)
+            case "bench": try invocation.check(allowed: ["--count", "--size", "--timeout", "--json"], positionals: 0...1, command: command)
             default: try invocation.check(allowed: ["--json"], positionals: 0...1, command: command)
             }
         } catch {
@@ -72,6 +75,9 @@ struct Commands {
             case "get": return try await get(client)
             case "set": return try await set(client)
             case "stats": return try await stats(client)
+            case "reply": return try await reply(client, timeout: timeout)
+            case "handle": return try await handle(client, timeout: timeout)
+            case "bench": return try await bench(client, timeout: timeout)
             default: return try await channels(client)
             }
         } catch {
@@ -120,7 +126,7 @@ struct Commands {
         return try RawJSON(validating: text)
     }
 
-    private var channel: Channel { Channel(verbatim: invocation.positionals.first ?? "") }
+    var channel: Channel { Channel(verbatim: invocation.positionals.first ?? "") }
 
     // MARK: Commands
 
@@ -187,10 +193,36 @@ struct Commands {
         }
     }
 
+    /// `signal CH [DATA]`: each callback as `{"callback":DATA,"from":C}` as it comes, then the
+    /// result `{"id","handled_by","at","hops","timeouts"}`.
     private func signal(_ client: HeraldClient, timeout: Double) async throws(HeraldClientError) -> ExitCode {
-        let answer = try await client.call("signal", ["ch": RawJSON(encoding: channel.name), "data": data(at: 1) ?? .null,
-                                                      "timeout_ms": RawJSON("\(Int(timeout * 1000))")], timeout: timeout * 10 + 5)
-        Output.line(answer.description)
+        let call = try client.signal(raw: data(at: 1), on: channel, timeout: timeout)
+        for await callback in call.callbacks {
+            var line: [UInt8] = []
+            line.appendRaw("{\"callback\":")
+            line.append(contentsOf: (callback.value ?? .null).bytes)
+            line.appendRaw(",\"from\":")
+            if let from = callback.from { line.appendJSONString(from) } else { line.appendRaw("null") }
+            line.appendRaw("}")
+            Output.line(String(decoding: line, as: UTF8.self))
+        }
+        let result = try await call.result()
+        var line: [UInt8] = []
+        line.appendRaw("{\"id\":")
+        line.appendJSONString(result.id)
+        line.appendRaw(",\"handled_by\":")
+        if let handler = result.handledBy { line.appendJSONString(handler) } else { line.appendRaw("null") }
+        line.appendRaw(",\"at\":")
+        if let level = result.at { line.appendJSONString(level) } else { line.appendRaw("null") }
+        line.appendRaw(",\"hops\":")
+        line.appendInt(result.hops)
+        line.appendRaw(",\"timeouts\":[")
+        for (index, id) in result.timeouts.enumerated() {
+            if index > 0 { line.appendRaw(",") }
+            line.appendJSONString(id)
+        }
+        line.appendRaw("]}")
+        Output.line(String(decoding: line, as: UTF8.self))
         return .success
     }
 
@@ -230,10 +262,15 @@ struct Commands {
                 if let owner = info.owner { line.appendJSONString(owner) } else { line.appendRaw("null") }
                 line.appendRaw(info.hasValue ? ",\"has_value\":true,\"seq\":" : ",\"has_value\":false,\"seq\":")
                 line.appendInt(info.seq)
+                if let link = info.link {
+                    line.appendRaw(",\"link\":")
+                    line.appendJSONString(link)
+                }
                 line.appendRaw("}")
                 Output.line(String(decoding: line, as: UTF8.self))
             } else {
-                Output.line("\(info.ch) subs=\(info.subs) seq=\(info.seq)" + (info.owner.map { " owner=\($0)" } ?? ""))
+                Output.line("\(info.ch) subs=\(info.subs) seq=\(info.seq)" + (info.owner.map { " owner=\($0)" } ?? "")
+                            + (info.link.map { " link=\($0)" } ?? ""))
             }
         }
         return .success

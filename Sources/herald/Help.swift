@@ -12,7 +12,8 @@ enum Help {
 
     static let exitCodes = """
     Exit codes: 0 ok, 1 daemon error, 2 usage error, 3 connection failed or lost,
-    4 not supported by this daemon yet, 5 timed out, 6 no responders (req).
+    4 not supported by this daemon yet, 5 timed out (sub/reply/handle --count not reached,
+    req without reply, bench events missing), 6 no responders (req).
     """
 
     static let overview = """
@@ -29,6 +30,9 @@ enum Help {
       set CHANNEL JSON         set a channel's retained value
       stats                    print the daemon's counters
       channels [PATTERN]       list channels
+      reply CHANNEL            answer requests on CHANNEL with fixed data
+      handle CHANNEL           handle signals at CHANNEL (pass, or --stop)
+      bench [CHANNEL]          measure pub/sub throughput and latency
 
     Run herald COMMAND --help for a command's flags.
 
@@ -67,7 +71,9 @@ enum Help {
         "signal": """
         Usage: herald signal CHANNEL [JSON] [--timeout S]
 
-        Sends a signal up CHANNEL's hierarchy and prints the daemon's answer as JSON.
+        Sends a signal up CHANNEL's hierarchy. Prints each callback a handler sends as it
+        comes, {"callback":DATA,"from":CLIENT}, then the result:
+        {"id":…,"handled_by":GLOBAL_ID|null,"at":LEVEL|null,"hops":N,"timeouts":[…]}.
           --timeout S   per-handler timeout (default 1)
         """,
         "get": """
@@ -89,8 +95,45 @@ enum Help {
         "channels": """
         Usage: herald channels [PATTERN] [--json]
 
-        Lists channels (matching PATTERN): "CHANNEL subs=N seq=S" per line, or with --json one
-        {"ch","subs","owner","has_value","seq"} object per line.
+        Lists channels (matching PATTERN): "CHANNEL subs=N seq=S" (then " owner=C", " link=P"
+        when set) per line, or with --json one {"ch","subs","owner","has_value","seq","link"?}
+        object per line.
+        """,
+        "reply": """
+        Usage: herald reply CHANNEL [--data JSON] [--count N] [--group G] [--timeout S] [--json]
+
+        Answers every request on CHANNEL (a name or pattern) with the same reply data and
+        prints each request answered, like sub: "CHANNEL #SEQ FROM DATA" (or --json lines).
+        Plain events on the channel are not answered or printed.
+          --data JSON   the reply's data (default: a reply without data)
+          --count N     exit 0 after answering N requests
+          --group G     share the requests with other responders in queue group G
+          --timeout S   stop after S seconds: exit 0, or 5 if --count requests did not all come
+        """,
+        "handle": """
+        Usage: herald handle CHANNEL [--stop] [--callback JSON] [--count N] [--timeout S] [--json]
+
+        Handles signals offered at level CHANNEL (a name or pattern): sends the callback to the
+        sender (if given), then answers pass (the signal goes on up) or, with --stop, stop (the
+        route ends here). Prints each offer: "LEVEL ORIGIN FROM DATA", or with --json one
+        {"level","origin","id","from","data"} object per line.
+          --stop            answer stop instead of pass
+          --callback JSON   call the sender back with JSON before answering
+          --count N         exit 0 after N offers
+          --timeout S       stop after S seconds: exit 0, or 5 if --count offers did not all come
+        """,
+        "bench": """
+        Usage: herald bench [CHANNEL] [--count N] [--size B] [--timeout S] [--json]
+
+        Measures pub/sub through the client library: one connection subscribes to CHANNEL
+        (default bench.herald), another publishes N events (default 10000) of about B bytes
+        (default 64) with their send time, at most 1000 unreceived at a time. Prints
+        "messages", "size", "seconds", "msgs/s", "p50_ms", "p99_ms" one per line (latency from
+        publish to the handler), or with --json one object {"messages","size","seconds",
+        "msgs_per_s","p50_ms","p99_ms"}. Exit 5 (numbers still printed) when not every event
+        arrived within --timeout S (default 60).
+          --count N     events to publish
+          --size B      approximate payload bytes, 1…1000000
         """,
     ]
 

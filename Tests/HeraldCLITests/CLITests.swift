@@ -115,7 +115,7 @@ import Testing
 
     @Test func reqPrintsTheReplyPrettyAndAsJSON() throws {
         let daemon = try TestDaemon()
-        // `herald` has no responder command, so a raw TCP client answers with the token it got.
+        // A raw TCP client answers (not `herald reply`), so the requester is checked on its own.
         let responder = try RawResponder(port: daemon.port, channel: "calc.add", reply: #"{"sum":3}"#)
         defer { responder.close() }
         let pretty = try herald(["req", "calc.add", #"{"a":1,"b":2}"#, "--timeout", "10000"] + at(daemon))

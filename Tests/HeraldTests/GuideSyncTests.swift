@@ -1,17 +1,20 @@
 import Foundation
 import Testing
 
-/// docs/client.md quotes GuideExamples.swift; this keeps the quotes from drifting away from
-/// the code the tests compile and run.
+/// docs/client.md quotes the `HeraldExamples` target (Examples/); this keeps the quotes from
+/// drifting away from the code the tests compile and run.
 @Suite struct GuideSyncTests {
     @Test func guideExamplesAreTheCompiledOnes() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let guide = try String(contentsOf: root.appendingPathComponent("docs/client.md"), encoding: .utf8)
-        let examples = try String(contentsOf: root.appendingPathComponent("Tests/HeraldTests/GuideExamples.swift"), encoding: .utf8)
+        let folder = root.appendingPathComponent("Examples")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".swift") }
+        let examples = try files.map { try String(contentsOf: folder.appendingPathComponent($0), encoding: .utf8) }.joined(separator: "\n")
         let compiled = Set(examples.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) })
         var checked = 0
-        for section in ["## Requests and responders", "## Locks", "## Instance channels"] {
-            let body = try #require(guide.components(separatedBy: section).dropFirst().first?.components(separatedBy: "\n## ").first)
+        for section in ["## Requests and responders", "## Locks", "## Instance channels", "## Links",
+                        "### Catching up from a seq", "### Chained calculated values"] {
+            let body = try #require(guide.components(separatedBy: section + "\n").dropFirst().first?.components(separatedBy: "\n#").first)
             for block in body.components(separatedBy: "```swift\n").dropFirst() {
                 let code = block.components(separatedBy: "```").first ?? ""
                 for line in code.split(separator: "\n") {
@@ -22,6 +25,6 @@ import Testing
                 }
             }
         }
-        #expect(checked > 30)
+        #expect(checked > 45)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Herald
+@testable import HeraldExamples
 import HeraldTestSupport
 import Testing
 
@@ -14,7 +15,7 @@ import Testing
         #expect(try await follower.channels(matching: Channel("car", .rest)).first?.owner == owner.serverInfo?.client)
 
         let moves = LockedValue<[Int]>([])
-        let followed = Task { try await followCar(follower, id: 42, moves: moves) }
+        let followed = Task { try await followCar(follower, id: 42) { x in moves.withLock { $0.append(x) } } }
         let ends = LockedValue<[SubscriptionEnd]>([])
         let handlerSide = try follower.subscribe(Car.moved(id: 42), options: SubscriptionOptions(onEnd: { end in ends.withLock { $0.append(end) } })) { _, _ in }
         let stream = try follower.events(Car.moved(id: 42))

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Herald
+@testable import HeraldExamples
 import HeraldTestSupport
 import Testing
 

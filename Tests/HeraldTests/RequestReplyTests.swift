@@ -1,5 +1,6 @@
 import Foundation
 import Herald
+@testable import HeraldExamples
 import HeraldTestSupport
 import Testing
 

@@ -1,9 +1,9 @@
 import Herald
-import HeraldTestSupport
 
 // The examples quoted in docs/client.md ("Requests and responders", "Locks", "Instance
-// channels"). They live in the test target so they compile with every build, and the tests in
-// RequestReplyTests, LockTests and InstanceChannelTests run them against a real heraldd.
+// channels"). They form the `HeraldExamples` target (folder Examples/), which the test target
+// depends on, so `swift build --build-tests` compiles them and the tests in RequestReplyTests,
+// LockTests, InstanceChannelTests and ExampleTests run them against a real heraldd.
 
 // MARK: Requests and responders
 
@@ -63,9 +63,9 @@ func carAppears(_ client: HeraldClient, id: Int) async throws(HeraldClientError)
 }
 
 /// A follower of one car: the subscription's end says why it ended.
-func followCar(_ client: HeraldClient, id: Int, moves: LockedValue<[Int]>) async throws(HeraldClientError) -> SubscriptionEnd {
+func followCar(_ client: HeraldClient, id: Int, onMove: @escaping @Sendable (Int) -> Void) async throws(HeraldClientError) -> SubscriptionEnd {
     let token = try client.subscribe(Car.moved(id: id)) { moved, _ in
-        moves.withLock { $0.append(moved.x) }
+        onMove(moved.x)
     }
     try await token.ready()
     let end = await token.ended()
