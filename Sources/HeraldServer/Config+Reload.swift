@@ -40,6 +40,7 @@ extension Config {
         if workers != new.workers { keys.append(ConfigKey.workers.rawValue) }
         if fsync != new.fsync { keys.append(ConfigKey.fsync.rawValue) }
         if compactMinBytes != new.compactMinBytes { keys.append(ConfigKey.compactMinBytes.rawValue) }
+        keys += tlsKeysNeedingRestart(for: new)
         return keys
     }
 }

@@ -49,6 +49,14 @@ public struct Config: Equatable, Sendable {
     public var maxRetainedBytes: Int = 268_435_456
     /// Log size below which it is never compacted into a snapshot (`compact_min_bytes`).
     public var compactMinBytes: Int = 1_048_576
+    /// Port of the TLS listener (`tls_port`), or `nil` for none; `0` lets the OS pick one.
+    public var tlsPort: Int? = nil
+    /// Address the TLS listener binds (`tls_host`); `nil` binds the same address as `host`.
+    public var tlsHost: String? = nil
+    /// PEM certificate chain the TLS listener presents (`tls_cert`); required with `tls_port`.
+    public var tlsCert: String? = nil
+    /// PEM private key of that certificate (`tls_key`); required with `tls_port`.
+    public var tlsKey: String? = nil
 
     /// Creates a config with every key at its default.
     public init() {}

@@ -26,6 +26,10 @@ enum ConfigKey: String, Sendable, CaseIterable {
     case maxChannels = "max_channels"
     case maxRequests = "max_requests"
     case maxSignals = "max_signals"
+    case tlsPort = "tls_port"
+    case tlsHost = "tls_host"
+    case tlsCert = "tls_cert"
+    case tlsKey = "tls_key"
 
     /// Longest Unix socket path: `sun_path` is 108 bytes on Linux, one of them the NUL.
     static let maxUnixPathBytes = 107
@@ -56,12 +60,17 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .maxChannels: return .integer(1...1_000_000_000)
         case .maxRequests: return .integer(1...10_000_000)
         case .maxSignals: return .integer(1...10_000_000)
+        case .tlsPort: return .integer(0...65535)
+        case .tlsHost, .tlsCert, .tlsKey: return .text(maxBytes: nil)
         }
     }
 
     /// Whether the key may be absent from a running config (`null` in the file means "unset").
     var isOptional: Bool {
-        self == .unix || self == .dataDir
+        switch self {
+        case .unix, .dataDir, .tlsPort, .tlsHost, .tlsCert, .tlsKey: return true
+        default: return false
+        }
     }
 
     /// Whether SIGHUP may apply a new value without a restart.
@@ -71,6 +80,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
     var isLive: Bool {
         switch self {
         case .host, .port, .unix, .dataDir, .workers, .fsync, .compactMinBytes: return false
+        case .tlsPort, .tlsHost, .tlsCert, .tlsKey: return false
         case .logLevel, .maxLine, .maxErrors, .heartbeatMs, .maxPending, .slowConsumer: return true
         case .history, .historyBytes, .maxValueBytes, .maxListLength, .maxRetainedBytes: return true
         case .maxConnections, .maxSubs, .maxChannels, .maxRequests, .maxSignals: return true
