@@ -11,8 +11,9 @@ extension Config {
         guard tlsPort != nil else { return }
         if tlsCert == nil || tlsKey == nil {
             let missing = [tlsCert == nil ? ConfigKey.tlsCert : nil, tlsKey == nil ? ConfigKey.tlsKey : nil]
-                .compactMap { $0?.rawValue }.map { "\"\($0)\"" }.joined(separator: " and ")
-            throw ConfigProblem(description: "\"tls_port\" is set but \(missing) is not (both are needed for TLS)")
+                .compactMap { $0?.rawValue }.map { "\"\($0)\"" }
+            let verb = missing.count == 1 ? "is" : "are"
+            throw ConfigProblem(description: "\"tls_port\" is set but \(missing.joined(separator: " and ")) \(verb) not (both are needed for TLS)")
         }
     }
 
