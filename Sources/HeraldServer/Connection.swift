@@ -224,10 +224,11 @@ final class Connection {
             close()
             return
         }
-        let written = inFlightBytes.count
         recycleInFlight()
         let more = worker.shared.withLock { broker -> Bool in
-            broker.stats.bytesOut += written
+            // `inFlight` is the plaintext taken (what was written, unless TLS sealed it), so
+            // bytes_out counts protocol bytes on every transport, like bytes_in.
+            broker.stats.bytesOut += session.inFlight
             session.inFlight = 0
             session.shrinkOutboundIfIdle(above: Connection.retainedCapacity)
             return takeQueued()
