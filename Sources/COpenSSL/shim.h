@@ -18,6 +18,12 @@ static inline long herald_ssl_ctx_set_modes(SSL_CTX *ctx) {
     return SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 }
 
+/// Refuses TLS 1.2 renegotiation: a client could otherwise make the loop redo handshakes
+/// (CPU) at will, and Herald has no use for it.
+static inline void herald_ssl_ctx_no_renegotiation(SSL_CTX *ctx) {
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
+}
+
 /// Server Name Indication for a client connection.
 static inline int herald_ssl_set_sni(SSL *ssl, const char *name) {
     return (int)SSL_set_tlsext_host_name(ssl, name);

@@ -84,6 +84,7 @@ public final class TLSContext: @unchecked Sendable {
     private func restrictVersions() throws(TLSError) {
         guard herald_ssl_ctx_set_min_tls12(context) == 1 else { throw .fromQueue("minimum TLS version") }
         _ = herald_ssl_ctx_set_modes(context)
+        herald_ssl_ctx_no_renegotiation(context)
     }
 
     /// OpenSSL says only "system lib" for a missing file; the errno text is what an operator needs.
