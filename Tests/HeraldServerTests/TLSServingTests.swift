@@ -48,6 +48,21 @@ import Glibc
         #expect(try secure.frame()["data"] as? Int == 2)
     }
 
+    @Test func tlsConnectionsAdoptedByOtherLoopsWork() throws {
+        // With two loops every second connection is accepted on the main loop and adopted by
+        // the other as a descriptor: the TLS flag must travel with it.
+        let (daemon, certificate, port) = try tlsDaemon("workers: 2,")
+        defer { certificate.remove() }
+        let clients = try (0..<3).map { _ in try OpenSSLClient(port: port, caFile: certificate.certificatePath) }
+        for client in clients { #expect(try client.frame()["info"] != nil) }
+        for client in clients {
+            client.send(#"{"op":"sub","ch":"loops"}"#)
+            #expect(try client.frame()["ok"] as? String == "sub")
+        }
+        try daemon.client().send(#"{"op":"pub","ch":"loops","data":3}"#)
+        for client in clients { #expect(try client.frame()["data"] as? Int == 3) }
+    }
+
     @Test func largeMessagesCrossManyRecordsBothWays() throws {
         let (daemon, certificate, port) = try tlsDaemon()
         defer { certificate.remove() }
