@@ -18,6 +18,12 @@ let package = Package(
             pkgConfig: "libuv",
             providers: [.apt(["libuv1-dev"])]
         ),
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(name: "HeraldTLS", dependencies: ["COpenSSL"]),
         .target(
             name: "HeraldWire",
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
@@ -30,9 +36,9 @@ let package = Package(
         .target(name: "HeraldArguments"),
         .target(
             name: "HeraldServer",
-            dependencies: ["CLibUV", "HeraldWire", "HeraldBroker", "HeraldArguments"]
+            dependencies: ["CLibUV", "HeraldWire", "HeraldBroker", "HeraldArguments", "HeraldTLS"]
         ),
-        .target(name: "Herald", dependencies: ["HeraldWire"]),
+        .target(name: "Herald", dependencies: ["HeraldWire", "HeraldTLS"]),
         .executableTarget(name: "herald", dependencies: ["Herald", "HeraldWire", "HeraldArguments"]),
         .executableTarget(
             name: "heraldd",

@@ -81,6 +81,8 @@ public struct ClientConfiguration: Sendable {
     public var connectTimeout: Double
     /// Longest line accepted from the daemon, in bytes.
     public var maxLine: Int
+    /// TLS for the connection (the daemon's `tls_port`), or nil for plain TCP / Unix socket.
+    public var tls: TLSOptions?
 
     /// Creates a configuration.
     /// - Parameters:
@@ -92,9 +94,11 @@ public struct ClientConfiguration: Sendable {
     ///   - requestTimeout: seconds per request (default 10).
     ///   - connectTimeout: seconds per connect attempt (default 5).
     ///   - maxLine: longest accepted line (default 16 MiB).
+    ///   - tls: TLS options when connecting to the daemon's TLS port (default nil: no TLS).
     public init(endpoint: Endpoint, name: String? = nil, token: String? = nil, echo: Bool = true,
                 reconnect: ReconnectPolicy = ReconnectPolicy(), requestTimeout: Double = 10,
-                connectTimeout: Double = 5, maxLine: Int = 16 << 20) {
+                connectTimeout: Double = 5, maxLine: Int = 16 << 20, tls: TLSOptions? = nil) {
+        self.tls = tls
         self.endpoint = endpoint
         self.name = name
         self.token = token

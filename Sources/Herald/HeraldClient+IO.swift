@@ -61,7 +61,7 @@ extension HeraldClient {
                of: attempt == 0 ? .connecting : .reconnecting(attempt: attempt))
         loop.wakePipe.drain()
         do {
-            let socket = try Socket.connect(to: configuration.endpoint, timeout: configuration.connectTimeout,
+            let socket = try Socket.connect(to: configuration.endpoint, tls: configuration.tls, timeout: configuration.connectTimeout,
                                             wake: loop.wakePipe.readEnd)
             loop.socket = socket
             loop.attempt = attempt
@@ -91,9 +91,11 @@ extension HeraldClient {
             pollfd(fd: socket.fd, events: Int16(POLLIN) | (loop.hasBacklog ? Int16(POLLOUT) : 0), revents: 0),
             pollfd(fd: loop.wakePipe.readEnd, events: Int16(POLLIN), revents: 0),
         ]
-        guard poll(&fds, 2, 200) > 0 else { return }
+        // TLS may hold decrypted bytes the socket no longer signals: read them without waiting.
+        let buffered = socket.hasBufferedInput
+        guard poll(&fds, 2, buffered ? 0 : 200) > 0 || buffered else { return }
         if fds[1].revents != 0 { loop.wakePipe.drain() }
-        if fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { readAvailable(socket) }
+        if buffered || fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { readAvailable(socket) }
     }
 
     private func readAvailable(_ socket: Socket) {

@@ -77,9 +77,11 @@ final class IOLoop: @unchecked Sendable {
         closingErrorCode = nil
     }
 
-    /// Writes what the kernel takes of the backlog.
+    /// Writes what the kernel takes of the backlog (and of TLS records sealed from it).
     func flush() throws(HeraldClientError) {
-        guard let socket, backlogOffset < backlog.count else { return }
+        guard let socket else { return }
+        if socket.hasPendingOutput { try socket.flushPending() }
+        guard backlogOffset < backlog.count else { return }
         while backlogOffset < backlog.count {
             let written = try socket.write(backlog, from: backlogOffset)
             if written == 0 { break }
@@ -91,7 +93,8 @@ final class IOLoop: @unchecked Sendable {
         }
     }
 
-    var hasBacklog: Bool { backlogOffset < backlog.count }
+    /// Whether bytes wait to be written: backlog, or TLS records the kernel has not taken yet.
+    var hasBacklog: Bool { backlogOffset < backlog.count || (socket?.hasPendingOutput ?? false) }
 
     static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
 }

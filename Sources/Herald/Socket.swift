@@ -11,17 +11,26 @@ import Darwin
 struct Socket {
     /// The file descriptor; closed by `close()`.
     let fd: Int32
+    /// The TLS layer when the configuration asks for TLS; `read`/`write` then carry plaintext.
+    var tls: TLSStream?
 
     /// Connects to `endpoint` within `timeout` seconds, giving up early if `wake` becomes readable.
+    /// - Parameter tls: when set, a TLS handshake follows the connect (within the same timeout).
     /// - Returns: a connected non-blocking socket.
     /// - Throws: `HeraldClientError.connectionFailed` naming the cause.
-    static func connect(to endpoint: Endpoint, timeout: Double, wake: Int32) throws(HeraldClientError) -> Socket {
+    static func connect(to endpoint: Endpoint, tls: TLSOptions? = nil, timeout: Double,
+                        wake: Int32) throws(HeraldClientError) -> Socket {
+        var socket: Socket
         switch endpoint {
         case .unix(let path):
-            return try connectUnix(path: path, timeout: timeout, wake: wake)
+            socket = try connectUnix(path: path, timeout: timeout, wake: wake)
         case .tcp(let host, let port):
-            return try connectTCP(host: host, port: port, timeout: timeout, wake: wake)
+            socket = try connectTCP(host: host, port: port, timeout: timeout, wake: wake)
         }
+        if let tls {
+            try socket.startTLS(tls, endpoint: endpoint, timeout: timeout, wake: wake)
+        }
+        return socket
     }
 
     private static func connectTCP(host: String, port: Int, timeout: Double, wake: Int32) throws(HeraldClientError) -> Socket {
@@ -105,6 +114,7 @@ struct Socket {
     /// Reads what is available into `buffer`.
     /// - Returns: bytes read, 0 at end of stream, -1 when nothing is available yet; throws on error.
     func read(into buffer: inout [UInt8]) throws(HeraldClientError) -> Int {
+        if let tls { return try tls.read(fd: fd, into: &buffer) }
         let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
         if n >= 0 { return n }
         let code = errno
@@ -115,6 +125,7 @@ struct Socket {
     /// Writes as much of `bytes[offset...]` as the kernel takes.
     /// - Returns: bytes written (0 when the socket is full); throws on error.
     func write(_ bytes: [UInt8], from offset: Int) throws(HeraldClientError) -> Int {
+        if let tls { return try tls.write(fd: fd, bytes, from: offset) }
         let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         if n >= 0 { return n }
         let code = errno
@@ -122,8 +133,9 @@ struct Socket {
         throw .connectionFailed(Self.errorText(code))
     }
 
-    /// Closes the descriptor.
+    /// Closes the descriptor (after a best-effort close_notify on TLS).
     func close() {
+        tls?.close(fd: fd)
         Glibc.close(fd)
     }
 

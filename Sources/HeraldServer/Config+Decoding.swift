@@ -54,6 +54,7 @@ extension Config: Decodable {
         self.init()
         try readListeners(reader)
         try readLimits(reader)
+        try readTLS(reader)
     }
 
     /// Keys fixed at start-up: where to listen, where to store, how many threads.

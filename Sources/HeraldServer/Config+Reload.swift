@@ -43,6 +43,7 @@ extension Config {
         if compactMinBytes != new.compactMinBytes { keys.append(ConfigKey.compactMinBytes.rawValue) }
         if monitorPort != new.monitorPort { keys.append(ConfigKey.monitorPort.rawValue) }
         if monitorHost != new.monitorHost { keys.append(ConfigKey.monitorHost.rawValue) }
+        keys += tlsKeysNeedingRestart(for: new)
         return keys
     }
 }

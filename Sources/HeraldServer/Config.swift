@@ -56,6 +56,14 @@ public struct Config: Equatable, Sendable {
     public var monitorHost: String = "127.0.0.1"
     /// Milliseconds an HTTP client has to send its request and take the answer (`monitor_timeout_ms`).
     public var monitorTimeoutMs: Int = 5_000
+    /// Port of the TLS listener (`tls_port`), or `nil` for none; `0` lets the OS pick one.
+    public var tlsPort: Int? = nil
+    /// Address the TLS listener binds (`tls_host`); `nil` binds the same address as `host`.
+    public var tlsHost: String? = nil
+    /// PEM certificate chain the TLS listener presents (`tls_cert`); required with `tls_port`.
+    public var tlsCert: String? = nil
+    /// PEM private key of that certificate (`tls_key`); required with `tls_port`.
+    public var tlsKey: String? = nil
 
     /// Creates a config with every key at its default.
     public init() {}

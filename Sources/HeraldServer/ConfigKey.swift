@@ -29,6 +29,10 @@ enum ConfigKey: String, Sendable, CaseIterable {
     case monitorPort = "monitor_port"
     case monitorHost = "monitor_host"
     case monitorTimeoutMs = "monitor_timeout_ms"
+    case tlsPort = "tls_port"
+    case tlsHost = "tls_host"
+    case tlsCert = "tls_cert"
+    case tlsKey = "tls_key"
 
     /// Longest Unix socket path: `sun_path` is 108 bytes on Linux, one of them the NUL.
     static let maxUnixPathBytes = 107
@@ -62,12 +66,17 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .monitorPort: return .integer(0...65535)
         case .monitorHost: return .text(maxBytes: nil)
         case .monitorTimeoutMs: return .integer(100...600_000)
+        case .tlsPort: return .integer(0...65535)
+        case .tlsHost, .tlsCert, .tlsKey: return .text(maxBytes: nil)
         }
     }
 
     /// Whether the key may be absent from a running config (`null` in the file means "unset").
     var isOptional: Bool {
-        self == .unix || self == .dataDir || self == .monitorPort
+        switch self {
+        case .unix, .dataDir, .monitorPort, .tlsPort, .tlsHost, .tlsCert, .tlsKey: return true
+        default: return false
+        }
     }
 
     /// Whether SIGHUP may apply a new value without a restart.
@@ -79,6 +88,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .host, .port, .unix, .dataDir, .workers, .fsync, .compactMinBytes: return false
         case .monitorPort, .monitorHost: return false
         case .monitorTimeoutMs: return true
+        case .tlsPort, .tlsHost, .tlsCert, .tlsKey: return false
         case .logLevel, .maxLine, .maxErrors, .heartbeatMs, .maxPending, .slowConsumer: return true
         case .history, .historyBytes, .maxValueBytes, .maxListLength, .maxRetainedBytes: return true
         case .maxConnections, .maxSubs, .maxChannels, .maxRequests, .maxSignals: return true

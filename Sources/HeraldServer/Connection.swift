@@ -1,5 +1,6 @@
 import CLibUV
 import HeraldBroker
+import HeraldTLS
 import HeraldWire
 
 /// One client connection on one loop: its stream handle, line framer and write state.
@@ -25,10 +26,14 @@ final class Connection {
     private let handle: UnsafeMutableRawPointer
     private let writeRequest: UnsafeMutablePointer<uv_write_t>
     private var framer: LineFramer
+    /// The TLS session of a connection from the TLS listener (`Connection+TLS`); nil otherwise,
+    /// and then the only TLS cost is one `if` per read and per flush.
+    let tls: TLSEngine?
     /// Bytes being written; untouched by anyone but this loop until the write completes.
-    private var inFlightBytes: [UInt8] = []
-    private var isWriting = false
-    private var closeWhenWritten = false
+    /// With TLS: plaintext from `takeQueued`, ciphertext once `sealTLS` ran in `writeTaken`.
+    var inFlightBytes: [UInt8] = []
+    private(set) var isWriting = false
+    var closeWhenWritten = false
     private(set) var isClosing = false
 
     /// Buffers past this capacity are released once empty, so one burst does not pin memory.
@@ -41,8 +46,10 @@ final class Connection {
     }
 
     /// Sets up the handle, registers the session and starts reading.
+    /// - Parameter tls: the server context when the connection came from the TLS listener.
     /// - Throws: UVError when the handle cannot be set up; nothing is leaked then.
-    init(worker: Worker, source: Source, isTCP: Bool, id: Int) throws(UVError) {
+    init(worker: Worker, source: Source, isTCP: Bool, id: Int, tls: TLSContext? = nil) throws(UVError) {
+        self.tls = try Connection.makeEngine(tls, worker: worker)
         self.worker = worker
         self.handle = Connection.allocateStreamHandle()
         self.writeRequest = UnsafeMutablePointer<uv_write_t>.allocate(capacity: 1)
@@ -77,7 +84,7 @@ final class Connection {
         writeRequest.deallocate()
     }
 
-    private var stream: UnsafeMutablePointer<uv_stream_t> { handle.assumingMemoryBound(to: uv_stream_t.self) }
+    var stream: UnsafeMutablePointer<uv_stream_t> { handle.assumingMemoryBound(to: uv_stream_t.self) }
     private var handlePointer: UnsafeMutablePointer<uv_handle_t> { handle.assumingMemoryBound(to: uv_handle_t.self) }
 
     private func open(_ source: Source, isTCP: Bool) -> Int32 {
@@ -105,12 +112,22 @@ final class Connection {
 
     /// Handles one read: every line of it to the broker under one lock; EOF or error closes.
     private func didRead(_ count: Int) {
+        if let tls {
+            didReadTLS(tls, count: count)
+            return
+        }
         guard count > 0 else {
             if count < 0 { close() }
             return
         }
+        deliver(UnsafeRawBufferPointer(start: worker.readBufferBytes.baseAddress, count: count))
+    }
+
+    /// Hands plaintext to the broker: every complete line under one lock; stops reading when
+    /// the broker asked to close after its last answers.
+    func deliver(_ bytes: UnsafeRawBufferPointer) {
         let now = worker.now
-        let bytes = UnsafeRawBufferPointer(start: worker.readBufferBytes.baseAddress, count: count)
+        let count = bytes.count
         let closing = worker.shared.withLock { broker -> Bool in
             broker.stats.bytesIn += count
             broker.heard(from: session, now: now)
@@ -133,6 +150,7 @@ final class Connection {
     /// - Returns: whether `writeTaken` has something to do (bytes, or a close to carry out).
     func takeQueued() -> Bool {
         guard !isClosing, !isWriting else { return false }
+        if let tls { return takeQueuedTLS(tls) }
         if inFlightBytes.isEmpty && session.hasWritableOutput {
             session.takeOutbound(into: &inFlightBytes)
             session.inFlight = inFlightBytes.count
@@ -147,6 +165,10 @@ final class Connection {
     /// Does nothing while a `uv_write` is in flight: its one request must never be queued twice.
     func writeTaken() {
         guard !isClosing, !isWriting else { return }
+        if let tls, !sealTLS(tls) {
+            close()
+            return
+        }
         if !inFlightBytes.isEmpty {
             let written = tryWrite()
             guard written >= 0 else {
@@ -202,10 +224,11 @@ final class Connection {
             close()
             return
         }
-        let written = inFlightBytes.count
         recycleInFlight()
         let more = worker.shared.withLock { broker -> Bool in
-            broker.stats.bytesOut += written
+            // `inFlight` is the plaintext taken (what was written, unless TLS sealed it), so
+            // bytes_out counts protocol bytes on every transport, like bytes_in.
+            broker.stats.bytesOut += session.inFlight
             session.inFlight = 0
             session.shrinkOutboundIfIdle(above: Connection.retainedCapacity)
             return takeQueued()

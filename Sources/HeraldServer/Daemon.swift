@@ -1,3 +1,4 @@
+import HeraldTLS
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -37,8 +38,10 @@ public enum Daemon {
     private static func serve(_ options: CommandLineOptions) -> Int32 {
         let load = { () throws(ConfigError) -> Config in try loadConfig(options) }
         let config: Config
+        let tls: TLSContext?
         do {
             config = try load()
+            tls = try config.makeTLSContext()
         } catch {
             printError("heraldd: " + error.description)
             return usageError
@@ -59,7 +62,8 @@ public enum Daemon {
             }
         }
         do {
-            let server = try Server(config: config, logger: logger, reload: { try load() }, recovered: recovered)
+            let server = try Server(config: config, logger: logger, reload: { try load() }, recovered: recovered,
+                                tls: tls)
             logger.info("starting", ["version": Version.current, "workers": config.workers])
             try server.run()
             return 0

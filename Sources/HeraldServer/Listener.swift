@@ -16,14 +16,18 @@ final class Listener {
 
     unowned let server: Server
     let endpoint: Endpoint
+    /// Whether accepted connections speak TLS (the `tls_port` listener).
+    let isTLS: Bool
     private let handle: UnsafeMutableRawPointer
     private var isClosing = false
 
     /// Binds and starts listening.
+    /// - Parameter isTLS: whether connections from it are wrapped in TLS.
     /// - Throws: UVError naming the endpoint when init, bind or listen fails.
-    init(server: Server, endpoint: Endpoint) throws(UVError) {
+    init(server: Server, endpoint: Endpoint, isTLS: Bool = false) throws(UVError) {
         self.server = server
         self.endpoint = endpoint
+        self.isTLS = isTLS
         self.handle = Connection.allocateStreamHandle()
         do throws(UVError) {
             try Self.initHandle(handle, endpoint: endpoint, loop: server.main.loop)
@@ -124,7 +128,7 @@ final class Listener {
             server.logger.warn("accept failed", ["error": UVError("accept", status).description])
             return
         }
-        server.accept(from: handle.assumingMemoryBound(to: uv_stream_t.self), isTCP: isTCP)
+        server.accept(from: handle.assumingMemoryBound(to: uv_stream_t.self), isTCP: isTCP, isTLS: isTLS)
     }
 
     /// Accepts a pending connection and returns a duplicate of its descriptor for another

@@ -1,5 +1,6 @@
 import CLibUV
 import HeraldBroker
+import HeraldTLS
 import HeraldWire
 #if canImport(Glibc)
 import Glibc
@@ -40,6 +41,8 @@ public final class Server {
     var persistence: Persistence?
     /// State recovered from `data_dir`, handed to the writer when `run` starts.
     let recovered: RecoveredState?
+    /// The certificate and key for connections from the TLS listener; nil when TLS is off.
+    let tlsContext: TLSContext?
 
     /// How long shutdown waits for clients to take their last bytes.
     static let shutdownGraceMs = 3_000
@@ -50,9 +53,11 @@ public final class Server {
     ///   - logger: where log lines go.
     ///   - reload: re-reads the configuration on SIGHUP; nil disables reloading.
     ///   - recovered: the state loaded from `data_dir`, or nil to keep state in memory only.
+    ///   - tls: the server context (`Config.makeTLSContext()`) when `tls_port` is set.
     public init(config: Config, logger: Logger, reload: (() throws -> Config)? = nil,
-                recovered: RecoveredState? = nil) throws(UVError) {
+                recovered: RecoveredState? = nil, tls: TLSContext? = nil) throws(UVError) {
         self.config = config
+        self.tlsContext = tls
         self.recovered = recovered
         self.logger = logger
         self.reload = reload
@@ -98,22 +103,24 @@ public final class Server {
         // first "listening" line finds them all.
         let tcp = try Listener(server: self, endpoint: .tcp(host: config.host, port: config.port))
         listeners.append(tcp)
+        let tls = try startTLSListener()
         if let path = config.unix { listeners.append(try Listener(server: self, endpoint: .unix(path: path))) }
         try startMonitor()
         logger.info("listening", ["transport": "tcp", "host": config.host, "port": String(tcp.boundPort ?? config.port)])
+        if let tls { announceTLS(tls) }
         if let path = config.unix { logger.info("listening", ["transport": "unix", "path": path]) }
         announceMonitor()
     }
 
     /// Accepts one connection from a listener (on the main loop) and gives it to a worker.
-    func accept(from listener: UnsafeMutablePointer<uv_stream_t>, isTCP: Bool) {
+    func accept(from listener: UnsafeMutablePointer<uv_stream_t>, isTCP: Bool, isTLS: Bool = false) {
         let id = nextConnectionID
         nextConnectionID += 1
         let owner = worker(for: id)
         if owner === main {
-            main.accept(from: listener, isTCP: isTCP, id: id)
+            main.accept(from: listener, isTCP: isTCP, id: id, isTLS: isTLS)
         } else if let fd = Listener.acceptDescriptor(from: listener, loop: main.loop, isTCP: isTCP) {
-            owner.post(.adopt(fd: fd, isTCP: isTCP, id: id))
+            owner.post(.adopt(fd: fd, isTCP: isTCP, id: id, isTLS: isTLS))
         } else {
             logger.warn("accept failed", ["client": "c" + String(id)])
         }

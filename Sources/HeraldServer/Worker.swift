@@ -13,7 +13,7 @@ import Glibc
 final class Worker: @unchecked Sendable {
     /// Messages other threads send to this loop.
     enum Message {
-        case adopt(fd: Int32, isTCP: Bool, id: Int)
+        case adopt(fd: Int32, isTCP: Bool, id: Int, isTLS: Bool = false)
         case flush(ConnectionID)
         case close(ConnectionID)
         case closeAll
@@ -91,9 +91,10 @@ final class Worker: @unchecked Sendable {
     }
 
     /// Takes over a connection accepted on this loop's listener.
-    func accept(from listener: UnsafeMutablePointer<uv_stream_t>, isTCP: Bool, id: Int) {
+    func accept(from listener: UnsafeMutablePointer<uv_stream_t>, isTCP: Bool, id: Int, isTLS: Bool = false) {
         do throws(UVError) {
-            connections[id] = try Connection(worker: self, source: .listener(listener), isTCP: isTCP, id: id)
+            connections[id] = try Connection(worker: self, source: .listener(listener), isTCP: isTCP, id: id,
+                                             tls: isTLS ? server.tlsContext : nil)
         } catch {
             server.logger.warn("accept failed", ["error": error.description])
         }
@@ -162,7 +163,7 @@ final class Worker: @unchecked Sendable {
         var flushes = Set<ConnectionID>()
         for message in messages {
             switch message {
-            case .adopt(let fd, let isTCP, let id): adopt(fd: fd, isTCP: isTCP, id: id)
+            case .adopt(let fd, let isTCP, let id, let isTLS): adopt(fd: fd, isTCP: isTCP, id: id, isTLS: isTLS)
             case .flush(let id): flushes.insert(id)
             case .close(let id): connections[id]?.close()
             case .closeAll: for connection in Array(connections.values) { connection.close() }
@@ -183,9 +184,10 @@ final class Worker: @unchecked Sendable {
         for connection in ready { connection.writeTaken() }
     }
 
-    private func adopt(fd: Int32, isTCP: Bool, id: Int) {
+    private func adopt(fd: Int32, isTCP: Bool, id: Int, isTLS: Bool) {
         do throws(UVError) {
-            connections[id] = try Connection(worker: self, source: .descriptor(fd), isTCP: isTCP, id: id)
+            connections[id] = try Connection(worker: self, source: .descriptor(fd), isTCP: isTCP, id: id,
+                                             tls: isTLS ? server.tlsContext : nil)
         } catch {
             close(fd)
             server.logger.warn("adopting a connection failed", ["error": error.description])

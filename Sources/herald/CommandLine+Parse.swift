@@ -21,11 +21,14 @@ struct Invocation {
     var callbackText: String?
     var stop = false
     var size: Int?
+    /// `--tls`, `--tls-ca FILE`, `--tls-insecure` (see `Invocation+TLS`).
+    var tls = TLSFlags()
     /// Command-specific flags that were given, to reject those a command does not take.
     var commandFlags: [String] = []
 
     /// Flags every command takes.
-    static let globalFlags: Set<String> = ["--host", "--port", "--unix", "--token", "--name", "--help", "-h"]
+    static let globalFlags: Set<String> = ["--host", "--port", "--unix", "--token", "--name", "--help", "-h",
+                                           "--tls", "--tls-ca", "--tls-insecure"]
 
     /// Parses `arguments` (without the program name); flags may come before or after the command.
     static func parse(_ arguments: [String]) throws(ArgumentError) -> Invocation {
@@ -72,6 +75,8 @@ struct Invocation {
             stop = true
         case "--size":
             size = try Self.integer(try scanner.value(for: flag), flag: flag.name, in: 1...1_000_000)
+        case "--tls", "--tls-ca", "--tls-insecure":
+            try tls.take(flag, from: &scanner)
         case "--timeout":
             // Its unit depends on the command (req: ms, like the protocol's timeout_ms; sub and
             // signal: seconds), which may come after the flag: checked in `timeoutSeconds`.

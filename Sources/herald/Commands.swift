@@ -63,7 +63,7 @@ struct Commands {
         }
         let client = HeraldClient(configuration: ClientConfiguration(
             endpoint: invocation.unixPath.map { .unix(path: $0) } ?? .tcp(host: invocation.host, port: invocation.port),
-            name: invocation.name, token: invocation.token, reconnect: .never))
+            name: invocation.name, token: invocation.token, reconnect: .never, tls: invocation.tls.options))
         defer { client.close() }
         do throws(HeraldClientError) {
             try await client.connect()

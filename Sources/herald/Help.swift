@@ -5,6 +5,9 @@ enum Help {
       --host HOST     daemon host (default 127.0.0.1)
       --port PORT     daemon port (default 7400)
       --unix PATH     connect to a Unix socket instead of TCP
+      --tls           use TLS (the daemon's tls_port), verified against the system CAs
+      --tls-ca FILE   use TLS, trusting only the CA certificate(s) in FILE
+      --tls-insecure  use TLS without checking the certificate (development only)
       --token TOKEN   auth token sent in hello
       --name NAME     client name sent in hello (default herald-cli)
       -h, --help      this help

@@ -201,6 +201,6 @@ private func errorMessage(_ text: String) -> String? {
                                     "history", "history_bytes", "max_value_bytes", "max_list_length", "max_retained_bytes",
                                     "max_connections", "max_subs", "max_channels", "max_requests", "max_signals",
                                     "monitor_timeout_ms"])
-        #expect(Config.allKeys.count == 26)
+        #expect(Config.allKeys.count == 30)
     }
 }

@@ -16,6 +16,8 @@ public final class TestDaemon: @unchecked Sendable {
     public let directory: URL
     private var process: Process
     private let config: String
+    /// The TLS port when the config sets `tls_port` (read from the `transport=tls` log line).
+    public private(set) var tlsPort: Int?
 
     /// The built daemon: `$HERALDD`, else the `heraldd` next to this test binary.
     public static var executable: URL {
@@ -34,9 +36,10 @@ public final class TestDaemon: @unchecked Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         unixPath = directory.appendingPathComponent("s.sock").path
         self.config = config
-        let (process, port) = try Self.launch(directory: directory, config: config, port: 0, unixPath: unixPath)
+        let (process, port, tlsPort) = try Self.launch(directory: directory, config: config, port: 0, unixPath: unixPath)
         self.process = process
         self.port = port
+        self.tlsPort = tlsPort
     }
 
     deinit {
@@ -65,9 +68,10 @@ public final class TestDaemon: @unchecked Sendable {
         // The port is free again at once (SO_REUSEADDR); retry briefly in case it is not.
         for _ in 0..<50 {
             do {
-                let (process, port) = try Self.launch(directory: directory, config: config, port: port, unixPath: unixPath)
+                let (process, port, tlsPort) = try Self.launch(directory: directory, config: config, port: port, unixPath: unixPath)
                 self.process = process
                 self.port = port
+                self.tlsPort = tlsPort
                 return
             } catch {
                 lastError = error
@@ -77,7 +81,7 @@ public final class TestDaemon: @unchecked Sendable {
         throw lastError ?? TestDaemonError.didNotStart("restart failed")
     }
 
-    private static func launch(directory: URL, config: String, port: Int, unixPath: String) throws -> (Process, Int) {
+    private static func launch(directory: URL, config: String, port: Int, unixPath: String) throws -> (Process, Int, Int?) {
         let configFile = directory.appendingPathComponent("heraldd.json5")
         try ("{" + config + "}").write(to: configFile, atomically: true, encoding: .utf8)
         let process = Process()
@@ -87,6 +91,7 @@ public final class TestDaemon: @unchecked Sendable {
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
         let found = LockedValue<Int?>(nil)
+        let foundTLS = LockedValue<Int?>(nil)
         // The Unix listener comes up after the TCP one: wait for both, or a Unix connect may race it.
         let unixReady = LockedValue(false)
         let log = LockedValue<[String]>([])
@@ -102,6 +107,11 @@ public final class TestDaemon: @unchecked Sendable {
                     pending.removeSubrange(pending.startIndex...newline)
                     log.withLock { $0.append(line) }
                     if line.contains("listening"), line.contains("transport=unix") { unixReady.withLock { $0 = true } }
+                    // The daemon logs tcp, then tls, then unix: waiting for unix covers tls too.
+                    if line.contains("listening"), line.contains("transport=tls"),
+                       let range = line.range(of: #"port=(\d+)"#, options: .regularExpression) {
+                        foundTLS.withLock { $0 = Int(line[range].dropFirst(5)) }
+                    }
                     if line.contains("listening"), line.contains("transport=tcp"),
                        let range = line.range(of: #"port=(\d+)"#, options: .regularExpression) {
                         found.withLock { $0 = Int(line[range].dropFirst(5)) }
@@ -117,7 +127,7 @@ public final class TestDaemon: @unchecked Sendable {
             killAndReap(process)
             throw TestDaemonError.didNotStart(log.withLock { $0.joined(separator: "\n") })
         }
-        return (process, port)
+        return (process, port, foundTLS.value)
     }
 }
 

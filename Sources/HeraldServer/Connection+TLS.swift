@@ -1,0 +1,155 @@
+import CLibUV
+import HeraldBroker
+import HeraldTLS
+
+/// The TLS data path of a connection from the `tls_port` listener.
+///
+/// Reading: the ciphertext libuv put in the loop's shared read buffer is copied into the
+/// engine's incoming memory BIO, after which the buffer is free again and receives the
+/// plaintext, which goes through `deliver` exactly as a plain read does. Writing: `takeQueued`
+/// takes the session's plaintext as usual (but only once the handshake is done), and
+/// `writeTaken` first seals it (`sealTLS`): the plaintext is encrypted into the outgoing BIO
+/// and `inFlightBytes` is refilled with the ciphertext, so the `uv_try_write`/`uv_write`
+/// path and its one-write-in-flight rule stay exactly as for plain TCP.
+extension Connection {
+    /// Creates the connection's TLS engine when it came from the TLS listener.
+    /// - Throws: UVError (ENOMEM) when OpenSSL cannot allocate one; the reason is logged.
+    static func makeEngine(_ context: TLSContext?, worker: Worker) throws(UVError) -> TLSEngine? {
+        guard let context else { return nil }
+        do {
+            return try TLSEngine(context: context)
+        } catch {
+            worker.server.logger.warn("tls session setup failed", ["error": error.description])
+            throw UVError("tls session", UV_ENOMEM.rawValue)
+        }
+    }
+
+    /// One read on a TLS connection: handshake, then decrypt and deliver; EOF or error closes.
+    func didReadTLS(_ tls: TLSEngine, count: Int) {
+        guard count > 0 else {
+            if count < 0 {
+                if !tls.isHandshakeComplete { logTLS("tls handshake aborted", reason: "peer closed the connection") }
+                close()
+            }
+            return
+        }
+        let buffer = worker.readBufferBytes
+        tls.feed(UnsafeRawBufferPointer(start: buffer.baseAddress, count: count))
+        var justEstablished = false
+        if !tls.isHandshakeComplete {
+            switch tls.handshake() {
+            case .inProgress:
+                sendTLSOutput(tls)
+                return
+            case .failed(let error):
+                handshakeFailed(tls, error)
+                return
+            case .complete:
+                justEstablished = true
+                worker.server.logger.debug("tls established", ["client": "c" + String(session.id), "tls": tls.negotiated])
+            }
+        }
+        decryptAndDeliver(tls, into: buffer)
+        if justEstablished || tls.hasCiphertext { sendTLSOutput(tls) }
+    }
+
+    /// Decrypts everything fed so far, one read buffer at a time.
+    private func decryptAndDeliver(_ tls: TLSEngine, into buffer: UnsafeMutableRawBufferPointer) {
+        while !isClosing {
+            var filled = 0
+            var stop: TLSEngine.ReadResult?
+            while filled < buffer.count {
+                let result = tls.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+                guard case .bytes(let produced) = result else {
+                    stop = result
+                    break
+                }
+                filled += produced
+            }
+            if filled > 0 { deliver(UnsafeRawBufferPointer(rebasing: buffer[..<filled])) }
+            switch stop {
+            case nil:
+                continue
+            case .needMore?, .bytes?:
+                return
+            case .closed?:
+                // close_notify: the peer sends nothing more; like EOF on plain TCP, we close.
+                close()
+                return
+            case .failed(let error)?:
+                logTLS("tls connection failed", reason: error.description)
+                close()
+                return
+            }
+        }
+    }
+
+    /// Writes handshake messages (or anything else the engine produced outside `writeTaken`),
+    /// and what the broker queued while the handshake was still under way.
+    private func sendTLSOutput(_ tls: TLSEngine) {
+        guard !isClosing, !isWriting else { return }
+        let ready = worker.shared.withLock { _ in takeQueued() }
+        if ready { writeTaken() }
+    }
+
+    /// Under the broker lock: `takeQueued` for a TLS connection.
+    ///
+    /// Plaintext is left in the session until the handshake is done (OpenSSL cannot encrypt it
+    /// before); handshake bytes waiting in the engine count as something to write.
+    func takeQueuedTLS(_ tls: TLSEngine) -> Bool {
+        if tls.isHandshakeComplete && inFlightBytes.isEmpty && session.hasWritableOutput {
+            session.takeOutbound(into: &inFlightBytes)
+            session.inFlight = inFlightBytes.count
+        }
+        closeWhenWritten = session.closeAfterFlush && session.outbound.isEmpty
+        return !inFlightBytes.isEmpty || closeWhenWritten || tls.hasCiphertext
+    }
+
+    /// Outside the lock, first thing in `writeTaken`: replaces the plaintext `takeQueued` took
+    /// with its TLS records, plus any handshake bytes and, before a close, close_notify.
+    ///
+    /// Runs only when no write is in flight, so `inFlightBytes` holds plaintext (or nothing)
+    /// here: after every `writeTaken` it is either written and recycled, or owned by `uv_write`.
+    /// - Returns: false when the engine cannot encrypt any more (the connection is closed then).
+    func sealTLS(_ tls: TLSEngine) -> Bool {
+        if !inFlightBytes.isEmpty {
+            let failure = inFlightBytes.withUnsafeBytes { plaintext -> TLSError? in
+                do throws(TLSError) {
+                    try tls.write(plaintext)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            if let failure {
+                logTLS("tls connection failed", reason: failure.description)
+                return false
+            }
+            inFlightBytes.removeAll(keepingCapacity: true)
+        }
+        if closeWhenWritten { tls.shutdown() }
+        tls.takeCiphertext(appendingTo: &inFlightBytes)
+        return true
+    }
+
+    /// Sends the alert OpenSSL produced (best effort, without waiting), logs, and closes.
+    private func handshakeFailed(_ tls: TLSEngine, _ error: TLSError) {
+        logTLS("tls handshake failed", reason: error.description)
+        if !isWriting {
+            var alert: [UInt8] = []
+            tls.takeCiphertext(appendingTo: &alert)
+            if !alert.isEmpty {
+                _ = alert.withUnsafeMutableBytes { bytes -> Int32 in
+                    var buffer = uv_buf_init(bytes.baseAddress?.assumingMemoryBound(to: CChar.self), UInt32(bytes.count))
+                    return uv_try_write(stream, &buffer, 1)
+                }
+            }
+        }
+        close()
+    }
+
+    /// Peers that fail TLS are routine on an open port (scanners, plain-text clients), so `info`.
+    private func logTLS(_ message: String, reason: String) {
+        worker.server.logger.info(message, ["client": "c" + String(session.id), "reason": reason])
+    }
+}
