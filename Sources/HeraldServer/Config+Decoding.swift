@@ -85,5 +85,9 @@ extension Config: Decodable {
         maxChannels = try reader.integer(.maxChannels) ?? maxChannels
         maxRequests = try reader.integer(.maxRequests) ?? maxRequests
         maxSignals = try reader.integer(.maxSignals) ?? maxSignals
+        maxLocks = try reader.integer(.maxLocks) ?? maxLocks
+        authTimeoutMs = try reader.integer(.authTimeoutMs) ?? authTimeoutMs
+        authMaxLine = try reader.integer(.authMaxLine) ?? authMaxLine
+        authUsers = try reader.authUsers() ?? authUsers
     }
 }

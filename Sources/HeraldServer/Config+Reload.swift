@@ -23,6 +23,10 @@ extension Config {
         merged.maxChannels = new.maxChannels
         merged.maxRequests = new.maxRequests
         merged.maxSignals = new.maxSignals
+        merged.maxLocks = new.maxLocks
+        merged.authUsers = new.authUsers
+        merged.authTimeoutMs = new.authTimeoutMs
+        merged.authMaxLine = new.authMaxLine
         return merged
     }
 

@@ -26,6 +26,10 @@ enum ConfigKey: String, Sendable, CaseIterable {
     case maxChannels = "max_channels"
     case maxRequests = "max_requests"
     case maxSignals = "max_signals"
+    case maxLocks = "max_locks"
+    case auth
+    case authTimeoutMs = "auth_timeout_ms"
+    case authMaxLine = "auth_max_line"
 
     /// Longest Unix socket path: `sun_path` is 108 bytes on Linux, one of them the NUL.
     static let maxUnixPathBytes = 107
@@ -56,6 +60,10 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .maxChannels: return .integer(1...1_000_000_000)
         case .maxRequests: return .integer(1...10_000_000)
         case .maxSignals: return .integer(1...10_000_000)
+        case .maxLocks: return .integer(1...10_000_000)
+        case .auth: return .section("an object: { users: [{ name, token_hash or token, publish?, subscribe? }…] }")
+        case .authTimeoutMs: return .integer(100...3_600_000)
+        case .authMaxLine: return .integer(256...1_048_576)
         }
     }
 
@@ -73,7 +81,8 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .host, .port, .unix, .dataDir, .workers, .fsync, .compactMinBytes: return false
         case .logLevel, .maxLine, .maxErrors, .heartbeatMs, .maxPending, .slowConsumer: return true
         case .history, .historyBytes, .maxValueBytes, .maxListLength, .maxRetainedBytes: return true
-        case .maxConnections, .maxSubs, .maxChannels, .maxRequests, .maxSignals: return true
+        case .maxConnections, .maxSubs, .maxChannels, .maxRequests, .maxSignals, .maxLocks: return true
+        case .auth, .authTimeoutMs, .authMaxLine: return true
         }
     }
 }

@@ -114,7 +114,8 @@ final class Connection {
         let closing = worker.shared.withLock { broker -> Bool in
             broker.stats.bytesIn += count
             broker.heard(from: session, now: now)
-            if framer.maxLine != broker.config.maxLine { framer.maxLine = broker.config.maxLine }
+            let limit = broker.lineLimit(for: session)
+            if framer.maxLine != limit { framer.maxLine = limit }
             framer.feed(bytes) { framed in
                 switch framed {
                 case .line(let line): broker.handleLine(line, from: session, now: now)
