@@ -64,6 +64,15 @@ import Glibc
         #expect(try client.request(big)["ok"] as? String == "pub", "max_line applies once authenticated")
     }
 
+    @Test func longLineRightBehindAGoodHelloInOneWriteIsAccepted() throws {
+        let daemon = try DaemonProcess(config: Self.users())
+        let client = try daemon.client()
+        let payload = String(repeating: "y", count: 6_000)
+        client.send(#"{"op":"hello","token":"app-secret"}"# + "\n" + #"{"op":"pub","ch":"app.x","data":""# + payload + #"","rid":2}"#)
+        #expect(try client.frame()["ok"] as? String == "hello")
+        #expect(try client.frame()["ok"] as? String == "pub", "the limit rises from the line after the hello")
+    }
+
     @Test func sighupRevocationEndsASubscriptionAndClosesARemovedUser() throws {
         let daemon = try DaemonProcess(config: Self.users(appSubscribe: #"allow: ["app.>", "news.>"]"#))
         let app = try daemon.client()
