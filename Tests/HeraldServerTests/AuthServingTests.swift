@@ -136,6 +136,16 @@ import Glibc
         #expect(try #require(TokenCredential(hash: one)).accepts(Array("s3cr*t".utf8)))
     }
 
+    @Test func hashTokenFlagPrintsALineTheDaemonAccepts() throws {
+        #expect(try CommandLineOptions.parse(["--hash-token", "a b"]).hashToken == "a b")
+        let result = try runDaemon(["--hash-token", "to*k>en"])
+        #expect(result.status == 0)
+        let line = result.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let credential = try #require(TokenCredential(hash: line), "\(line)")
+        #expect(credential.accepts(Array("to*k>en".utf8)))
+        #expect(!credential.accepts(Array("to*k>eN".utf8)))
+    }
+
     @Test(arguments: [
         (#"{ auth: 3 }"#, #"bad value for "auth""#),
         (#"{ auth: { user: [] } }"#, #"unknown key "auth.user""#),
