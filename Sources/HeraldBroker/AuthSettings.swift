@@ -13,6 +13,9 @@ public struct TokenCredential: Sendable, Equatable {
 
     /// The prefix of a `token_hash` value, naming the scheme.
     public static let scheme = "sha256"
+    /// Longest token accepted: a longer one in `hello` is wrong without being hashed, so an
+    /// authenticated peer cannot make the daemon hash megabytes per user.
+    public static let maxTokenBytes = 4_096
 
     /// A credential from a plain token (the config's `token`).
     /// - Parameter token: the token's UTF-8 bytes.
@@ -156,6 +159,7 @@ public struct AuthSettings: Sendable, Equatable {
     /// - Parameter token: the bytes sent in `hello`.
     /// - Returns: the first matching user in config order, or nil.
     public func user(for token: [UInt8]) -> AuthUser? {
+        guard token.count <= TokenCredential.maxTokenBytes else { return nil }
         var found: AuthUser?
         for user in users {
             let matches = user.credential.accepts(token)

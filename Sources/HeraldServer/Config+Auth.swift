@@ -61,8 +61,9 @@ extension ConfigFileReader {
             credential = parsed
             isPlain = false
         case (false, true):
-            guard let text = try? object.decode(String.self, forKey: plainKey), !text.isEmpty else {
-                throw problem(place + ".token", "expected a non-empty string")
+            guard let text = try? object.decode(String.self, forKey: plainKey), !text.isEmpty,
+                  text.utf8.count <= TokenCredential.maxTokenBytes else {
+                throw problem(place + ".token", "expected a non-empty string of at most \(TokenCredential.maxTokenBytes) bytes")
             }
             credential = TokenCredential(plainToken: Array(text.utf8))
             isPlain = true

@@ -155,6 +155,15 @@ extension BrokerHarness {
         #expect(v.user?.name == "*")
     }
 
+    @Test func tokensLongerThan4KiBAreNeverAccepted() {
+        let long = String(repeating: "k", count: TokenCredential.maxTokenBytes + 1)
+        let settings = AuthSettings(users: [AuthUser(name: "long", credential: TokenCredential(plainToken: Array(long.utf8)))])
+        #expect(settings.user(for: Array(long.utf8)) == nil)
+        let fits = String(long.dropFirst())
+        let fitting = AuthSettings(users: [AuthUser(name: "fits", credential: TokenCredential(plainToken: Array(fits.utf8)))])
+        #expect(fitting.user(for: Array(fits.utf8))?.name == "fits")
+    }
+
     @Test func everyUserIsCheckedAndTheFirstMatchWins() {
         let harness = BrokerHarness(authConfig([user("one", token: "a"), user("two", token: "b"), user("three", token: "b")]))
         let s = harness.connect(token: "b")
