@@ -22,6 +22,23 @@ import HeraldBroker
         #expect(SHA256.hex(hasher.finalize()) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 
+    @Test func anySplitIntoUpdatesGivesTheSameDigest() {
+        let message = (0..<200).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+        let whole = SHA256.hash(message)
+        for split in 0...message.count {
+            var hasher = SHA256()
+            hasher.update(message[..<split])
+            hasher.update(message[split...])
+            #expect(hasher.finalize() == whole, "split at \(split)")
+        }
+        var bytewise = SHA256()
+        for byte in message { bytewise.update(CollectionOfOne(byte)) }
+        #expect(bytewise.finalize() == whole)
+        var lazy = SHA256()
+        lazy.update(message.lazy.map { $0 })
+        #expect(lazy.finalize() == whole, "a sequence without contiguous storage")
+    }
+
     /// Lengths around the padding boundaries (55, 56, 63, 64, 65 …) against `sha256sum`.
     @Test func agreesWithSha256sumAtBlockBoundaries() throws {
         var bytes: [UInt8] = []
