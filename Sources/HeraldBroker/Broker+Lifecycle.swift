@@ -15,6 +15,7 @@ extension Broker {
         cancelRequests(of: session)
         releaseLinks(of: session)
         releaseSignals(of: session, now: lastNow)
+        deadlines.cancel(kind: .auth, id: session.id)
         queueClientEvent(session, connected: false)
     }
 }

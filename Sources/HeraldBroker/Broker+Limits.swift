@@ -41,4 +41,12 @@ extension Broker {
         guard channels[name] == nil, channels.count - reservedChannelCount >= config.maxChannels else { return }
         throw HeraldError(.limit, "the daemon holds max_channels (" + String(config.maxChannels) + ") channels")
     }
+
+    /// Refuses a `lock` that would take this connection past `max_locks` (taking locks it
+    /// already holds again is fine, as it changes nothing).
+    func admitLocks(_ wanted: [Lock], for session: Session) throws(HeraldError) {
+        let new = wanted.reduce(0) { count, lock in locks.holds(lock) ? count : count + 1 }
+        guard new > 0, locks.count(ownedBy: session.id) + new > config.maxLocks else { return }
+        throw HeraldError(.limit, "this connection would hold more than max_locks (" + String(config.maxLocks) + ") locks")
+    }
 }

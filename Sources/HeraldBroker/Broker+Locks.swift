@@ -16,6 +16,7 @@ extension Broker {
     func lockOrUnlock(_ session: Session, _ op: Op) throws(HeraldError) {
         let (pattern, wanted, covered) = try requestedLocks(of: session, taking: op == .lock)
         var released = 0
+        if op == .lock { try admitLocks(wanted, for: session) }
         for lock in wanted {
             if op == .lock {
                 locks.add(lock)

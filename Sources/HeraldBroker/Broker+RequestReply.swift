@@ -92,6 +92,7 @@ extension Broker {
             switch due.kind {
             case .request: expireRequest(due.id)
             case .signalOffer: expireSignalOffer(due.id, now: now)
+            case .auth: expireAuthentication(of: due.id, now: now)
             }
         }
         flushSystemEvents()

@@ -33,7 +33,7 @@ extension Broker {
     public func lineTooLong(from session: Session, length: Int, now: Int) {
         stats.msgsIn += 1
         var message = "line longer than max_line ("
-        message += String(config.maxLine)
+        message += String(lineLimit(for: session))
         message += " bytes); discarded up to the next newline"
         fail(session, HeraldError(.lineTooLong, message), now: now)
         flushSystemEvents()
@@ -63,8 +63,9 @@ extension Broker {
     }
 
     private func perform(_ op: Op, for session: Session, now: Int) throws(HeraldError) {
+        try authorize(op, for: session)
         switch op {
-        case .hello: try hello(session)
+        case .hello: try hello(session, now: now)
         case .ping: answerPing(session)
         case .pong: if current.ridRaw != nil { answer(session, op) { _ in } }
         case .sub: try subscribe(session)
@@ -88,7 +89,8 @@ extension Broker {
         }
     }
 
-    private func hello(_ session: Session) throws(HeraldError) {
+    private func hello(_ session: Session, now: Int) throws(HeraldError) {
+        guard try authenticate(session, now: now) else { return }
         if let name = try scanner.string(.name) {
             guard name.count <= 255 else { throw HeraldError(.badField, "field 'name' is longer than 255 bytes") }
             session.name = name

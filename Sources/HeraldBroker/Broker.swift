@@ -107,10 +107,11 @@ public final class Broker {
             out.appendJSONString(config.epoch)
             out.appendRaw(#","max_line":"#)
             out.appendInt(config.maxLine)
-            out.appendRaw(#","auth":false,"heartbeat_ms":"#)
+            out.appendRaw(config.auth.isEnabled ? #","auth":true,"heartbeat_ms":"# : #","auth":false,"heartbeat_ms":"#)
             out.appendInt(config.heartbeatMs)
             out.appendRaw("}}\n")
         }
+        beginAuthentication(session, now: now)
         queueClientEvent(session, connected: true)
         flushSystemEvents()
         return session

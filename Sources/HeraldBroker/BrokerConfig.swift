@@ -39,6 +39,10 @@ public struct BrokerConfig: Sendable, Equatable {
     public var maxRequests = 100_000
     /// Most signals one connection may have under way.
     public var maxSignals = 100_000
+    /// Most locks one connection may hold (`max_locks`).
+    public var maxLocks = 100_000
+    /// Users, their permissions, the auth timeout and the pre-auth line limit.
+    public var auth = AuthSettings()
     /// Bounds on retained values and lists.
     public var stateLimits = StateLimits(maxValueBytes: 1 << 20, maxListLength: 100_000, maxRetainedBytes: 256 << 20)
     /// Whether state changes are persisted: then the broker emits `StateRecord`s and holds

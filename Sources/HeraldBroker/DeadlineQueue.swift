@@ -4,6 +4,8 @@ enum DeadlineKind: UInt8, Hashable {
     case request
     /// A signal offered to a handler (`id` is the signal's number).
     case signalOffer
+    /// A connection that must authenticate by then (`id` is the connection id).
+    case auth
 }
 
 /// One scheduled deadline.

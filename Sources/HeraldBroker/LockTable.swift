@@ -83,6 +83,12 @@ final class LockTable {
     /// `all.count`) so the per-delivery test is one load.
     private(set) var count = 0
 
+    /// How many locks a connection holds (`max_locks`).
+    func count(ownedBy owner: ConnectionID) -> Int { byOwner[owner]?.count ?? 0 }
+
+    /// Whether exactly this lock is held.
+    func holds(_ lock: Lock) -> Bool { all.contains(lock) }
+
     /// Takes a lock. - Returns: false when the owner already held it.
     @discardableResult
     func add(_ lock: Lock) -> Bool {

@@ -48,6 +48,12 @@ public final class Session {
     var isDirty = false
     /// Answers held until their state records are durable (see `Session+Barriers.swift`).
     var barriers: [OutputBarrier] = []
+    /// Auth (`Broker+Auth.swift`): whether the connection may use more than hello and ping.
+    public internal(set) var isAuthenticated = true
+    /// The user its token belongs to; nil when auth is off (then nothing is restricted).
+    public internal(set) var user: AuthUser?
+    /// The token it presented, kept to check it again when SIGHUP changes the users.
+    var presentedToken: [UInt8]?
 
     init(id: ConnectionID, now: Int) {
         self.id = id

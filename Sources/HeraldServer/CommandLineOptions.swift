@@ -21,6 +21,8 @@ public struct CommandLineOptions: Equatable, Sendable {
     public var checkConfig: Bool
     /// `--repair`: start even when the state log is damaged before its end (cut it there).
     public var repair: Bool = false
+    /// `--hash-token`: print the `token_hash` for this token and exit.
+    public var hashToken: String?
     /// `--version`: print the version and exit.
     public var showVersion: Bool
     /// `--help` or `-h`: print `helpText` and exit.
@@ -72,6 +74,7 @@ public struct CommandLineOptions: Equatable, Sendable {
             try flag.rejectValue()
             setSwitch(known)
         case .config: configPath = try scanner.value(for: flag)
+        case .hashToken: hashToken = try scanner.value(for: flag)
         case .host: host = try scanner.value(for: flag)
         case .unix: unix = try scanner.value(for: flag)
         case .dataDir: dataDir = try scanner.value(for: flag)

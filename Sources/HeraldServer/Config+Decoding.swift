@@ -89,5 +89,9 @@ extension Config: Decodable {
         maxRequests = try reader.integer(.maxRequests) ?? maxRequests
         maxSignals = try reader.integer(.maxSignals) ?? maxSignals
         monitorTimeoutMs = try reader.integer(.monitorTimeoutMs) ?? monitorTimeoutMs
+        maxLocks = try reader.integer(.maxLocks) ?? maxLocks
+        authTimeoutMs = try reader.integer(.authTimeoutMs) ?? authTimeoutMs
+        authMaxLine = try reader.integer(.authMaxLine) ?? authMaxLine
+        authUsers = try reader.authUsers() ?? authUsers
     }
 }

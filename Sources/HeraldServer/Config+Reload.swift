@@ -24,6 +24,10 @@ extension Config {
         merged.maxRequests = new.maxRequests
         merged.maxSignals = new.maxSignals
         merged.monitorTimeoutMs = new.monitorTimeoutMs
+        merged.maxLocks = new.maxLocks
+        merged.authUsers = new.authUsers
+        merged.authTimeoutMs = new.authTimeoutMs
+        merged.authMaxLine = new.authMaxLine
         return merged
     }
 

@@ -1,3 +1,5 @@
+import HeraldBroker
+
 /// Everything `heraldd` reads from `config/heraldd.json5`, with a default for every key.
 ///
 /// One plain value: the loader builds it, command-line flags override it, SIGHUP swaps in the
@@ -43,6 +45,14 @@ public struct Config: Equatable, Sendable {
     public var maxRequests: Int = 100_000
     /// Most signals one connection may have under way (`max_signals`).
     public var maxSignals: Int = 100_000
+    /// Most locks one connection may hold (`max_locks`).
+    public var maxLocks: Int = 100_000
+    /// Users allowed to connect (`auth.users`); none turns auth off.
+    public var authUsers: [AuthUser] = []
+    /// Milliseconds a connection has to authenticate when auth is on (`auth_timeout_ms`).
+    public var authTimeoutMs: Int = 2_000
+    /// Longest request line before authentication (`auth_max_line`).
+    public var authMaxLine: Int = 4_096
     /// Most elements in one retained list (`max_list_length`).
     public var maxListLength: Int = 100_000
     /// Bytes of retained state over all channels, names included (`max_retained_bytes`).

@@ -33,6 +33,10 @@ enum ConfigKey: String, Sendable, CaseIterable {
     case tlsHost = "tls_host"
     case tlsCert = "tls_cert"
     case tlsKey = "tls_key"
+    case maxLocks = "max_locks"
+    case auth
+    case authTimeoutMs = "auth_timeout_ms"
+    case authMaxLine = "auth_max_line"
 
     /// Longest Unix socket path: `sun_path` is 108 bytes on Linux, one of them the NUL.
     static let maxUnixPathBytes = 107
@@ -68,6 +72,10 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .monitorTimeoutMs: return .integer(100...600_000)
         case .tlsPort: return .integer(0...65535)
         case .tlsHost, .tlsCert, .tlsKey: return .text(maxBytes: nil)
+        case .maxLocks: return .integer(1...10_000_000)
+        case .auth: return .section("an object: { users: [{ name, token_hash or token, publish?, subscribe? }…] }")
+        case .authTimeoutMs: return .integer(100...3_600_000)
+        case .authMaxLine: return .integer(256...1_048_576)
         }
     }
 
@@ -91,7 +99,8 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .tlsPort, .tlsHost, .tlsCert, .tlsKey: return false
         case .logLevel, .maxLine, .maxErrors, .heartbeatMs, .maxPending, .slowConsumer: return true
         case .history, .historyBytes, .maxValueBytes, .maxListLength, .maxRetainedBytes: return true
-        case .maxConnections, .maxSubs, .maxChannels, .maxRequests, .maxSignals: return true
+        case .maxConnections, .maxSubs, .maxChannels, .maxRequests, .maxSignals, .maxLocks: return true
+        case .auth, .authTimeoutMs, .authMaxLine: return true
         }
     }
 }

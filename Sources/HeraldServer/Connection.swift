@@ -131,8 +131,7 @@ final class Connection {
         let closing = worker.shared.withLock { broker -> Bool in
             broker.stats.bytesIn += count
             broker.heard(from: session, now: now)
-            if framer.maxLine != broker.config.maxLine { framer.maxLine = broker.config.maxLine }
-            framer.feed(bytes) { framed in
+            framer.feed(bytes, limit: { broker.lineLimit(for: session) }) { framed in
                 switch framed {
                 case .line(let line): broker.handleLine(line, from: session, now: now)
                 case .tooLong(let length): broker.lineTooLong(from: session, length: length, now: now)

@@ -32,6 +32,10 @@ public enum Daemon {
             print("heraldd " + Version.current)
             return 0
         }
+        if let token = options.hashToken {
+            print(Config.hashToken(token))
+            return 0
+        }
         return serve(options)
     }
 

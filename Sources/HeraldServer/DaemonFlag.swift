@@ -11,6 +11,7 @@ enum DaemonFlag: String, CaseIterable, Sendable {
     case logLevel = "--log-level"
     case checkConfig = "--check-config"
     case repair = "--repair"
+    case hashToken = "--hash-token"
     case version = "--version"
     case help = "--help"
 
@@ -28,7 +29,7 @@ enum DaemonFlag: String, CaseIterable, Sendable {
         case .dataDir: return .dataDir
         case .workers: return .workers
         case .logLevel: return .logLevel
-        case .config, .checkConfig, .repair, .version, .help: return nil
+        case .config, .checkConfig, .repair, .version, .help, .hashToken: return nil
         }
     }
 
@@ -39,6 +40,7 @@ enum DaemonFlag: String, CaseIterable, Sendable {
         case .host: return "<address>"
         case .port, .workers: return "<n>"
         case .logLevel: return "<level>"
+        case .hashToken: return "<token>"
         case .checkConfig, .repair, .version, .help: return nil
         }
     }
@@ -62,6 +64,7 @@ enum DaemonFlag: String, CaseIterable, Sendable {
         case .logLevel: return "debug, info, warn or error (default: \(defaults.logLevel.rawValue))"
         case .checkConfig: return "validate the config and flags, print the result, exit"
         case .repair: return "start even if the state log is damaged in the middle, cutting it there"
+        case .hashToken: return "print a token_hash line for auth.users (random salt), exit"
         case .version: return "print the version and exit"
         case .help: return "print this help and exit"
         }

@@ -22,6 +22,8 @@ extension Server {
         tunables.maxChannels = config.maxChannels
         tunables.maxRequests = config.maxRequests
         tunables.maxSignals = config.maxSignals
+        tunables.maxLocks = config.maxLocks
+        tunables.auth = AuthSettings(users: config.authUsers, timeoutMs: config.authTimeoutMs, maxLine: config.authMaxLine)
         return tunables
     }
 
@@ -55,11 +57,14 @@ extension Server {
             let restart = config.keysNeedingRestart(for: fresh)
             config = config.reloadingLive(from: fresh)
             let live = config
+            let now = main.now
             shared.withLock { broker in
                 var tunables = Server.brokerConfig(from: live, epoch: broker.config.epoch)
                 tunables.version = broker.config.version
                 broker.config = tunables
+                broker.applyAuthSettings(now: now)
             }
+            warnAboutPlainTokens(config)
             logger.setLevel(config.logLevel)
             nextHeartbeatTick = min(nextHeartbeatTick, main.now + Server.tickInterval(heartbeatMs: config.heartbeatMs))
             armTicker()

@@ -69,6 +69,7 @@ public final class Server {
         for index in 0..<max(1, config.workers) {
             workers.append(try Worker(index: index, server: self, shared: shared))
         }
+        warnAboutPlainTokens(config)
     }
 
     /// The first loop: listeners, timer and signals live on it.

@@ -13,6 +13,8 @@ enum ValueRule: Sendable {
     case text(maxBytes: Int?)
     /// One of these exact spellings.
     case choice([String])
+    /// A nested object read by its own decoder (`auth`); the text describes its shape.
+    case section(String)
 
     /// Whether an integer satisfies this rule; non-integer rules admit no integer.
     func admits(_ value: Int) -> Bool {
@@ -20,7 +22,7 @@ enum ValueRule: Sendable {
         case .integer(let range): return range.contains(value)
         case .integerAtLeast(let minimum): return value >= minimum
         case .integerOffOrAtLeast(let minimum): return value == 0 || value >= minimum
-        case .text, .choice: return false
+        case .text, .choice, .section: return false
         }
     }
 
@@ -31,7 +33,7 @@ enum ValueRule: Sendable {
             return !value.isEmpty && value.utf8.count <= (maxBytes ?? Int.max)
         case .choice(let choices):
             return choices.contains(value)
-        case .integer, .integerAtLeast, .integerOffOrAtLeast:
+        case .integer, .integerAtLeast, .integerOffOrAtLeast, .section:
             return false
         }
     }
@@ -40,7 +42,7 @@ enum ValueRule: Sendable {
     var isInteger: Bool {
         switch self {
         case .integer, .integerAtLeast, .integerOffOrAtLeast: return true
-        case .text, .choice: return false
+        case .text, .choice, .section: return false
         }
     }
 
@@ -59,6 +61,8 @@ enum ValueRule: Sendable {
             return "a non-empty string"
         case .choice(let choices):
             return "one of " + choices.map { "\"\($0)\"" }.joined(separator: ", ")
+        case .section(let shape):
+            return shape
         }
     }
 }

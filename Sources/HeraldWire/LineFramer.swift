@@ -68,10 +68,23 @@ public struct LineFramer {
     ///   - bytes: the next bytes read from the peer; any size, including empty.
     ///   - body: called once per complete line or overlong line; must not keep the pointer.
     public mutating func feed(_ bytes: UnsafeRawBufferPointer, _ body: (FramedLine) -> Void) {
+        let fixed = maxLine
+        feed(bytes, limit: { fixed }, body)
+    }
+
+    /// Splits `bytes` into lines like `feed(_:_:)`, asking `limit` for `maxLine` before each
+    /// line, so a limit that changes because of a line (authentication raises it) applies to
+    /// the very next line of the same read.
+    /// - Parameters:
+    ///   - bytes: the next bytes read from the peer; any size, including empty.
+    ///   - limit: the longest line accepted now; called once per line, without side effects.
+    ///   - body: called once per complete line or overlong line; must not keep the pointer.
+    public mutating func feed(_ bytes: UnsafeRawBufferPointer, limit: () -> Int, _ body: (FramedLine) -> Void) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         let end = bytes.count
         var pos = 0
         while pos < end {
+            maxLine = limit()
             guard let newline = Self.findNewline(base + pos, count: end - pos) else {
                 holdBack(UnsafeRawBufferPointer(start: base + pos, count: end - pos), body)
                 return

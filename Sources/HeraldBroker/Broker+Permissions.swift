@@ -1,0 +1,65 @@
+import HeraldWire
+
+/// The kind of access an op needs on the channel it names.
+public enum ChannelAccess: Sendable, Equatable {
+    /// Changing what others see: events, requests, state, signals, ownership, routing, locks.
+    case publish
+    /// Reading: subscriptions, state, channel listings, lock listings.
+    case subscribe
+}
+
+extension Op {
+    /// The access this op needs on its `ch` (PROTOCOL.md, Auth and permissions); nil for ops
+    /// that name no channel or only answer what the connection was sent.
+    public var requiredAccess: ChannelAccess? {
+        switch self {
+        case .pub, .req, .set, .del, .touch, .append, .assign, .splice, .signal, .declare, .remove,
+             .link, .unlink, .lock, .unlock:
+            return .publish
+        case .sub, .get, .channels, .locks:
+            return .subscribe
+        case .hello, .ping, .pong, .unsub, .stats, .subs, .reply, .handled, .callback:
+            return nil
+        }
+    }
+}
+
+/// Per-user permissions, checked before an op runs so a refused op changes nothing.
+extension Broker {
+    /// Refuses an op whose channel the user may not reach with `forbidden`.
+    ///
+    /// A concrete `ch` must be permitted; a pattern (`sub`, `channels`, `lock`) must be
+    /// covered whole by one allow pattern and overlap no deny pattern (refused, never
+    /// filtered). `channels` without `ch` asks about every channel, as `>`. `link` needs
+    /// `publish` on `parent` too. Frames whose `ch` is missing or invalid pass here and get
+    /// their usual error from the op itself. Concrete names are checked without copying.
+    func checkPermission(_ op: Op, of user: AuthUser) throws(HeraldError) {
+        guard let access = op.requiredAccess else { return }
+        let rule = access == .publish ? user.publish : user.subscribe
+        if rule.isUnrestricted { return }
+        if op == .channels && !scanner.isPresent(.ch) {
+            if !rule.permits(pattern: [UInt8(ascii: ">")]) { throw forbidden(op, [UInt8(ascii: ">")]) }
+            return
+        }
+        try checkChannelField(.ch, op, rule)
+        if op == .link { try checkChannelField(.parent, op, rule) }
+    }
+
+    private func checkChannelField(_ field: RequestField, _ op: Op, _ rule: ChannelRule) throws(HeraldError) {
+        guard scanner[field]?.kind == .string else { return }
+        let refused = try scanner.withString(field) { bytes throws(HeraldError) -> [UInt8]? in
+            guard let isPattern = try? ChannelName.validatePattern(bytes) else { return nil }
+            if isPattern {
+                let pattern = Array(bytes)
+                return rule.permits(pattern: pattern) ? nil : pattern
+            }
+            return rule.permits(channel: bytes) ? nil : Array(bytes)
+        }
+        if let refused = refused ?? nil { throw forbidden(op, refused) }
+    }
+
+    private func forbidden(_ op: Op, _ channel: [UInt8]) -> HeraldError {
+        let verb = op.requiredAccess == .publish ? "publish" : "subscribe"
+        return HeraldError(.forbidden, "no " + verb + " permission for \"" + String(decoding: channel, as: UTF8.self) + "\"")
+    }
+}
