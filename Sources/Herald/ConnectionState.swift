@@ -34,6 +34,10 @@ public enum DisconnectReason: Sendable, Equatable, CustomStringConvertible {
     case failure(String)
     /// Not connected yet.
     case notStarted
+    /// The daemon refused this client's `hello`: a wrong token (`forbidden`) or none where one
+    /// is required (`auth_required`). Trying again with the same configuration cannot
+    /// succeed, so the client stops reconnecting after this reason.
+    case authRejected(code: String, message: String)
 
     /// A short text.
     public var description: String {
@@ -44,6 +48,15 @@ public enum DisconnectReason: Sendable, Equatable, CustomStringConvertible {
         case .heartbeatTimeout: return "heartbeat timeout"
         case .failure(let why): return why
         case .notStarted: return "not started"
+        case .authRejected(let code, let message): return "hello refused: \(code): \(message)"
         }
+    }
+}
+
+extension DisconnectReason {
+    /// Whether reconnecting is pointless: the daemon refused the credentials themselves.
+    var isAuthRejection: Bool {
+        if case .authRejected = self { return true }
+        return false
     }
 }

@@ -78,7 +78,12 @@ extension HeraldClient {
     private func helloAnswered(_ result: Result<ServerFrame, HeraldClientError>) {
         switch result {
         case .failure(let error):
-            if case .server = error { lose(.failure("hello refused: \(error)")) }
+            guard case .server(let code, let message, _) = error else { return }
+            if code == "forbidden" || code == "auth_required" {
+                lose(.authRejected(code: code, message: message))
+            } else {
+                lose(.failure("hello refused: \(error)"))
+            }
         case .success:
             linkEstablished()
         }
@@ -260,7 +265,8 @@ extension HeraldClient {
     }
 
     /// `{"removed":CH,"sub":NAME}`: the daemon dropped the subscription with its instance
-    /// channel. It ends in the client too, and says so on the subscription (not as an error).
+    /// channel (or, with `"reason":"forbidden"`, because a reload revoked the permission). It
+    /// ends in the client too, and says so on the subscription (not as an error).
     private func handleRemoved(_ frame: ServerFrame) {
         guard let name = frame.string("sub"), let channel = frame.string("removed") else {
             report(.malformedFrame(String(decoding: frame.bytes.prefix(200), as: UTF8.self)))
@@ -273,7 +279,7 @@ extension HeraldClient {
             state.subscriptions[name] = nil
             return record.binding
         }
-        binding?.end(.removed(channel: channel))
+        binding?.end(frame.string("reason") == "forbidden" ? .forbidden(pattern: channel) : .removed(channel: channel))
     }
 
     /// Drops subscriptions whose weak owner is gone, and tells the daemon.

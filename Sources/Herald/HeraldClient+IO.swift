@@ -181,7 +181,8 @@ extension HeraldClient {
         let next = failedAttempt + 1
         let (observers, waiters, giveUp) = state.withLock { state in
             let observers = state.transition(to: .disconnected(reason))
-            let giveUp = state.closed || !state.everConnected || (policy.maxAttempts.map { next > $0 } ?? false)
+            let giveUp = state.closed || !state.everConnected || reason.isAuthRejection
+                || (policy.maxAttempts.map { next > $0 } ?? false)
             var waiters: [CheckedContinuation<Result<Void, HeraldClientError>, Never>] = []
             if giveUp {
                 state.threadRunning = false

@@ -90,7 +90,13 @@ public final class SignalContext: Sendable {
     }
 
     /// Sends `handled` once; later calls do nothing.
-    func answer(_ action: SignalAction) {
+    /// Answers the offer now instead of when the handler returns; the handler's own result
+    /// (and any later call) is then ignored, and `callback` throws.
+    ///
+    /// Useful when the handler goes on working after deciding, or when the caller must know
+    /// the answer is queued (it is sent before any frame the client writes after this call).
+    /// - Parameter action: `.pass` (next level) or `.stop`.
+    public func answer(_ action: SignalAction) {
         guard !answered.exchange(true, ordering: .acquiringAndReleasing), let client else { return }
         // A lost connection makes the daemon count the offer as `pass`: nothing to report.
         try? client.send(HeraldClient.handledLine(id: id, action: action))

@@ -8,6 +8,10 @@ public enum SubscriptionEnd: Sendable, Equatable, CustomStringConvertible {
     /// The instance channel was removed by its owner (or the owner went away); the daemon
     /// dropped the subscription and said `{"removed":CH,"sub":NAME}`.
     case removed(channel: String)
+    /// The user's permissions no longer allow this subscription: the daemon's configuration
+    /// was reloaded and it said `{"removed":PATTERN,"sub":NAME,"reason":"forbidden"}`. It is not
+    /// restored after a reconnect.
+    case forbidden(pattern: String)
     /// `max` (or `once`) deliveries were made.
     case finished
     /// Cancelled by the app: `cancel()`, the token or stream released, the weak owner gone,
@@ -22,6 +26,7 @@ public enum SubscriptionEnd: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .removed(let channel): return "channel \(channel) removed"
+        case .forbidden(let pattern): return "\(pattern) no longer allowed"
         case .finished: return "max deliveries reached"
         case .cancelled: return "cancelled"
         case .refused(let error): return "refused: \(error)"

@@ -44,12 +44,10 @@ extension Commands {
             if let callback { try context.callback(raw: callback) }
             Output.line(json ? Self.signalJSONLine(data, context) : Self.signalPrettyLine(data, context))
             if left?.takeOne() == true {
-                // The answer is sent right after this returns; give it time to be queued before
-                // `serve` flushes and the process ends.
-                Task {
-                    try? await Task.sleep(nanoseconds: 200_000_000)
-                    done.finish(.success)
-                }
+                // Answer before finishing: `serve`'s closing ping then goes after the answer, so
+                // the answer reaches the daemon before the process ends.
+                context.answer(action)
+                done.finish(.success)
             }
             return action
         }

@@ -61,6 +61,15 @@ public final class TestDaemon: @unchecked Sendable {
     /// Thaws a paused daemon (SIGCONT).
     public func resume() { kill(process.processIdentifier, SIGCONT) }
 
+    /// Rewrites the config file with `newConfig` (the body of a JSON5 object) and sends
+    /// SIGHUP, so the daemon applies its live keys (users and permissions among them).
+    /// `restart()` still uses the config the daemon was created with.
+    public func reload(config newConfig: String) throws {
+        let file = directory.appendingPathComponent("heraldd.json5")
+        try ("{" + newConfig + "}").write(to: file, atomically: true, encoding: .utf8)
+        kill(process.processIdentifier, SIGHUP)
+    }
+
     /// Starts a fresh daemon on the same port and socket (new epoch, empty state).
     public func restart() throws {
         stop()

@@ -57,4 +57,45 @@ import Testing
             #expect(text.contains("auth_required"), "the error says why: \(text)")
         }
     }
+
+    @Test func tokenRevokedByReloadStopsReconnectingWithAuthRejected() async throws {
+        let daemon = try TestDaemon(config: Self.config)
+        let client = HeraldClient(configuration: ClientConfiguration(
+            endpoint: .tcp(host: "127.0.0.1", port: daemon.port), token: "app-secret",
+            reconnect: ReconnectPolicy(initialDelay: 0.05, maxDelay: 0.1)))
+        defer { client.close() }
+        try await client.connect()
+        let states = LockedValue<[ConnectionState]>([])
+        let watcher = Task {
+            for await state in client.stateUpdates() { states.withLock { $0.append(state) } }
+        }
+        defer { watcher.cancel() }
+        try daemon.reload(config: #"auth: { users: [ { name: "app", token: "new-secret" } ] }"#)
+        let rejected = await eventually(within: 15) {
+            states.withLock { $0.contains { if case .disconnected(.authRejected(code: "forbidden", _)) = $0 { true } else { false } } }
+        }
+        #expect(rejected, "states seen: \(states.withLock { $0 })")
+        // Backoff is at most 0.1 s: a client still retrying would show new attempts by now.
+        try await Task.sleep(nanoseconds: 800_000_000)
+        let last = states.withLock { $0.last }
+        if case .disconnected(.authRejected) = last {} else {
+            Issue.record("the client kept reconnecting after its token was refused: \(states.withLock { $0 })")
+        }
+    }
+
+    @Test func subscriptionRevokedByReloadEndsAsForbidden() async throws {
+        let daemon = try TestDaemon(config: #"auth: { users: [ { name: "app", token: "t", subscribe: { allow: ["app.>", "news.>"] } } ] }"#)
+        let client = client(daemon, token: "t")
+        defer { client.close() }
+        try await client.connect()
+        let kept = try client.subscribe(raw: Channel("app", "x")) { _, _ in }
+        let revoked = try client.subscribe(raw: Channel("news", "today")) { _, _ in }
+        try await kept.ready()
+        try await revoked.ready()
+        try daemon.reload(config: #"auth: { users: [ { name: "app", token: "t", subscribe: { allow: ["app.>"] } } ] }"#)
+        let end = await revoked.ended()
+        #expect(end == .forbidden(pattern: "news.today"))
+        #expect(client.connectionState == .connected)
+        #expect(kept.isActive)
+    }
 }
