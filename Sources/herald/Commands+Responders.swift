@@ -58,23 +58,7 @@ extension Commands {
     /// Waits until the count is reached, the timeout passes (exit 0, or 5 when `--count` was
     /// not reached) or the connection is lost (exit 3).
     private func serve(_ subscription: Subscription, client: HeraldClient, done: ExitSignal, timeout: Double?) async -> ExitCode {
-        let lost = client.stateUpdates()
-        Task {
-            for await state in lost {
-                if case .disconnected(let reason) = state, reason != .closedByClient {
-                    Output.error("herald: connection lost: \(reason)")
-                    done.finish(.connection)
-                }
-            }
-        }
-        if let timeout {
-            let expectsCount = invocation.count != nil
-            Task {
-                try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
-                done.finish(expectsCount ? .timeout : .success)
-            }
-        }
-        let code = await done.wait()
+        let code = await waitForExit(done, client: client, timeout: timeout)
         subscription.cancel()
         // A round trip before exiting: the daemon answers the ping after reading every frame
         // queued before it, so the last reply or `handled` is written, not lost at exit.

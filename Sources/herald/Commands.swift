@@ -149,6 +149,17 @@ struct Commands {
             if meta.isLast { done.finish(.success) }
         }
         try await subscription.ready()
+        let code = await waitForExit(done, client: client, timeout: timeout, states: lost)
+        withExtendedLifetime(subscription) {}
+        return code
+    }
+
+    /// Waits for the first of: `done` (the command's own end), the timeout (exit 0, or 5 when
+    /// `--count` was not reached), or a lost connection (exit 3).
+    /// - Parameter states: a state stream opened earlier, so a loss before this call is seen.
+    func waitForExit(_ done: ExitSignal, client: HeraldClient, timeout: Double?,
+                     states: AsyncStream<ConnectionState>? = nil) async -> ExitCode {
+        let lost = states ?? client.stateUpdates()
         Task {
             for await state in lost {
                 if case .disconnected(let reason) = state, reason != .closedByClient {
@@ -164,9 +175,7 @@ struct Commands {
                 done.finish(expectsCount ? .timeout : .success)
             }
         }
-        let code = await done.wait()
-        withExtendedLifetime(subscription) {}
-        return code
+        return await done.wait()
     }
 
     /// `req CH [DATA]`: the reply's data (pretty) or `{"from":…,"data":…}` (`--json`).

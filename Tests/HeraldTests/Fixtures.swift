@@ -1,24 +1,13 @@
 import Foundation
 import Herald
 import HeraldTestSupport
+import HeraldExamples
 
-/// A chat line on `chat.lobby`.
-struct ChatLine: HeraldEvent, Equatable {
-    static let channel = Channel("chat", "lobby")
-    var text: String
-    var n: Int
-}
-
-/// A car's move; its home channel is the pattern over every car's instance channel.
-struct CarMoved: HeraldEvent, Equatable {
-    static let channel = Channel("car", .one, "moved")
-    var x: Int
-}
-
-/// Instance channels of cars, built from typed parts.
-enum Car {
-    static func moved(id: Int) -> Topic<CarMoved> { Topic("car", id, "moved") }
-}
+// The guide's event types, shared with Examples/ (one definition, so the tests and the
+// examples speak the same JSON).
+typealias ChatLine = HeraldExamples.ChatLine
+typealias CarMoved = HeraldExamples.CarMoved
+typealias Car = HeraldExamples.Car
 
 /// An object whose lifetime bounds a subscription.
 final class Owner: Sendable {
