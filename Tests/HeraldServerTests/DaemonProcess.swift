@@ -9,7 +9,7 @@ final class DaemonProcess: @unchecked Sendable {
     let process = Process()
     let port: Int
     let directory: URL
-    private let stderrLines = Locked<[String]>([])
+    private let stderr: DaemonLog
 
     /// The built daemon: `$HERALDD`, else the `heraldd` next to this test binary.
     static var executable: URL {
@@ -31,40 +31,18 @@ final class DaemonProcess: @unchecked Sendable {
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
-        let lines = stderrLines
-        let portFound = Locked<Int?>(nil)
-        let reader = errors.fileHandleForReading
-        let readerThread = Thread {
-            var pending = Data()
-            while true {
-                let chunk = reader.availableData
-                if chunk.isEmpty { break }
-                pending.append(chunk)
-                while let newline = pending.firstIndex(of: 10) {
-                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
-                    pending.removeSubrange(pending.startIndex...newline)
-                    lines.withLock { $0.append(line) }
-                    if line.contains("listening"), line.contains("transport=tcp"),
-                       let range = line.range(of: #"port=(\d+)"#, options: .regularExpression) {
-                        portFound.withLock { $0 = Int(line[range].dropFirst(5)) }
-                    }
-                }
-            }
-        }
-        readerThread.start()
+        let stderr = DaemonLog(reading: errors)
+        self.stderr = stderr
         try process.run()
-        let deadline = Date().addingTimeInterval(10)
-        while portFound.withLock({ $0 }) == nil && Date() < deadline && process.isRunning { usleep(5_000) }
-        guard let found = portFound.withLock({ $0 }) else {
+        guard stderr.wait(seconds: 10, while: process, until: { stderr.port(of: "tcp") != nil }),
+              let found = stderr.port(of: "tcp") else {
             process.terminate()
-            throw DaemonError.didNotStart(stderrLines.withLock { $0.joined(separator: "\n") })
+            throw DaemonError.didNotStart(stderr.all.joined(separator: "\n"))
         }
         port = found
         // The Unix listener starts right after the TCP one: wait for it too when asked for.
         if arguments.contains("--unix") {
-            while !log.contains(where: { $0.contains("transport=unix") }) && Date() < deadline && process.isRunning {
-                usleep(5_000)
-            }
+            _ = stderr.wait(seconds: 10, while: process, until: { stderr.isListening("unix") })
         }
     }
 
@@ -77,20 +55,15 @@ final class DaemonProcess: @unchecked Sendable {
     /// the line when it is not logged yet.
     /// - Throws: `DaemonError.didNotStart` when no monitor was announced within 10 s.
     func monitorPort() throws -> Int {
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if let line = log.first(where: { $0.contains("listening") && $0.contains("transport=http") }),
-               let range = line.range(of: #"port=(\d+)"#, options: .regularExpression),
-               let port = Int(line[range].dropFirst(5)) {
-                return port
-            }
-            usleep(5_000)
+        guard stderr.wait(seconds: 10, while: process, until: { stderr.port(of: "http") != nil }),
+              let port = stderr.port(of: "http") else {
+            throw DaemonError.didNotStart(log.joined(separator: "\n"))
         }
-        throw DaemonError.didNotStart(log.joined(separator: "\n"))
+        return port
     }
 
     /// Everything the daemon logged so far.
-    var log: [String] { stderrLines.withLock { $0 } }
+    var log: [String] { stderr.all }
 
     /// Sends a signal to the daemon.
     func signal(_ signum: Int32) { kill(process.processIdentifier, signum) }
@@ -128,16 +101,5 @@ func runDaemon(_ arguments: [String]) throws -> (status: Int32, output: String) 
     return (process.terminationStatus, String(decoding: data, as: UTF8.self))
 }
 
-/// A value behind a lock, shareable with the stderr reader thread.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<R>(_ body: (inout Value) -> R) -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
-    }
-}
+/// A value behind a lock (the support module's, under the name these tests use).
+typealias Locked = LockedValue

@@ -99,44 +99,16 @@ public final class TestDaemon: @unchecked Sendable {
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
-        let found = LockedValue<Int?>(nil)
-        let foundTLS = LockedValue<Int?>(nil)
-        // The Unix listener comes up after the TCP one: wait for both, or a Unix connect may race it.
-        let unixReady = LockedValue(false)
-        let log = LockedValue<[String]>([])
-        let reader = errors.fileHandleForReading
-        let thread = Thread {
-            var pending = Data()
-            while true {
-                let chunk = reader.availableData
-                if chunk.isEmpty { break }
-                pending.append(chunk)
-                while let newline = pending.firstIndex(of: 10) {
-                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
-                    pending.removeSubrange(pending.startIndex...newline)
-                    log.withLock { $0.append(line) }
-                    if line.contains("listening"), line.contains("transport=unix") { unixReady.withLock { $0 = true } }
-                    // The daemon logs tcp, then tls, then unix: waiting for unix covers tls too.
-                    if line.contains("listening"), line.contains("transport=tls"),
-                       let range = line.range(of: #"port=(\d+)"#, options: .regularExpression) {
-                        foundTLS.withLock { $0 = Int(line[range].dropFirst(5)) }
-                    }
-                    if line.contains("listening"), line.contains("transport=tcp"),
-                       let range = line.range(of: #"port=(\d+)"#, options: .regularExpression) {
-                        found.withLock { $0 = Int(line[range].dropFirst(5)) }
-                    }
-                }
-            }
-        }
-        thread.start()
+        let log = DaemonLog(reading: errors)
         try process.run()
-        let deadline = Date().addingTimeInterval(15)
-        while (found.value == nil || !unixReady.value) && Date() < deadline && process.isRunning { usleep(5_000) }
-        guard let port = found.value, unixReady.value else {
+        // The daemon logs tcp, then tls, then unix: waiting for unix covers tls too, and a Unix
+        // connect made before that line could race the listener.
+        guard log.wait(seconds: 15, while: process, until: { log.isListening("unix") }),
+              let port = log.port(of: "tcp") else {
             killAndReap(process)
-            throw TestDaemonError.didNotStart(log.withLock { $0.joined(separator: "\n") })
+            throw TestDaemonError.didNotStart(log.all.joined(separator: "\n"))
         }
-        return (process, port, foundTLS.value)
+        return (process, port, log.port(of: "tls"))
     }
 }
 
