@@ -116,7 +116,7 @@ extension Broker {
         guard subscription.isActive, !session.closeAfterFlush else { return false }
         let isLast = subscription.remaining == 1
         let size = channel.eventHead.count + subscription.quotedName.count + middle.count
-            + subscription.argsFragment.count + tail.count + 60
+            + subscription.argsFragmentCount + tail.count + 60
         if session.pendingBytes + size > config.maxPending {
             overflow(subscription)
             return false

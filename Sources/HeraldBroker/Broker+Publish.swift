@@ -107,13 +107,13 @@ extension Broker {
         let session = subscription.session
         let isLast = subscription.remaining == 1
         let shared = eventShared.count
-        let size = prefix.count + shared + subscription.argsFragment.count + 40
+        let size = prefix.count + shared + subscription.argsFragmentCount + 40
         if session.pendingBytes + size > config.maxPending {
             overflow(subscription)
             return false
         }
         session.outbound.appendRaw(prefix)
-        if subscription.argsFragment.isEmpty && !isLast && subscription.dropped == 0 {
+        if subscription.argsFragmentCount == 0 && !isLast && subscription.dropped == 0 {
             session.outbound.appendRaw(eventShared.bytes(0..<shared))
         } else {
             session.outbound.appendRaw(eventShared.bytes(0..<eventSplit))

@@ -15,18 +15,15 @@ public final class Subscription {
     public let name: [UInt8]
     /// The pattern (or concrete channel) it listens on.
     public let pattern: [UInt8]
-    /// Whether `pattern` holds `*` or `>`.
-    public let isWildcard: Bool
-    /// The queue group name, when it is a group member.
-    public let group: [UInt8]?
-    /// The raw JSON of its bound arguments, echoed with each event.
-    public let args: [UInt8]?
-    /// Deliveries left before it ends, or nil for unlimited.
-    public internal(set) var remaining: Int?
-    /// The `max` it was created with, for `subs`.
-    public let max: Int?
+    /// Group, args and max: nil for a plain subscription, which is most of them, so it
+    /// stays 64 bytes smaller (see `SubscriptionExtras`).
+    private let extras: SubscriptionExtras?
     /// Events lost to the `drop` policy since its last delivery.
     public internal(set) var dropped: Int = 0
+    /// Creation order across the broker; deliveries follow it.
+    let serial: Int
+    /// Whether `pattern` holds `*` or `>`.
+    public let isWildcard: Bool
     /// A `handle:true` subscription: offered signals, never plain events.
     public internal(set) var isHandler = false
     /// Cleared on removal so stale references in caches deliver nothing.
@@ -34,10 +31,22 @@ public final class Subscription {
     /// Set while some lock names this subscription by its global id, so the delivery
     /// check consults the lock table only for subscriptions a lock can concern.
     var isLockTarget = false
-    /// Creation order across the broker; deliveries follow it.
-    let serial: Int
+
+    /// The queue group name, when it is a group member.
+    public var group: [UInt8]? { extras?.group }
+    /// The raw JSON of its bound arguments, echoed with each event.
+    public var args: [UInt8]? { extras?.args }
+    /// The `max` it was created with, for `subs`.
+    public var max: Int? { extras?.max }
+    /// Deliveries left before it ends, or nil for unlimited.
+    public internal(set) var remaining: Int? {
+        get { extras?.remaining }
+        set { extras?.remaining = newValue }
+    }
     /// `,"args":RAW`, precomputed, or empty.
-    let argsFragment: [UInt8]
+    var argsFragment: [UInt8] { extras?.argsFragment ?? [] }
+    /// `argsFragment.count`, without touching the array (read on every delivery).
+    var argsFragmentCount: Int { extras?.argsFragment.count ?? 0 }
 
     init(session: Session, name: [UInt8], pattern: [UInt8], isWildcard: Bool, group: [UInt8]?,
          args: [UInt8]?, max: Int?, serial: Int) {
@@ -45,17 +54,9 @@ public final class Subscription {
         self.name = name
         self.pattern = pattern
         self.isWildcard = isWildcard
-        self.group = group
-        self.args = args
-        self.max = max
-        self.remaining = max
         self.serial = serial
-        var fragment: [UInt8] = []
-        if let args {
-            fragment.appendRaw(#","args":"#)
-            fragment.append(contentsOf: args)
-        }
-        self.argsFragment = fragment
+        let plain = group == nil && args == nil && max == nil
+        self.extras = plain ? nil : SubscriptionExtras(group: group, args: args, max: max)
     }
 
     /// `"NAME"` as a JSON string. Computed, not stored: it is needed only when a channel's
