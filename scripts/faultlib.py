@@ -75,7 +75,7 @@ class Daemon:
                 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
                 resource.setrlimit(resource.RLIMIT_NOFILE, (min(nofile, hard), hard))
 
-        self.proc = subprocess.Popen([binary, "--config", self.config_path], stdout=self._log,
+        self.proc = subprocess.Popen([os.path.abspath(binary), "--config", self.config_path], stdout=self._log,
                                      stderr=subprocess.STDOUT, preexec_fn=limits, cwd=self.dir)
         _DAEMONS.append(self)
         self.pid = self.proc.pid

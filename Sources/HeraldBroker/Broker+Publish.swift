@@ -110,6 +110,7 @@ extension Broker {
             overflow(subscription)
             return false
         }
+        session.reserveOutbound(size, limit: config.maxPending - session.inFlight)
         session.outbound.appendRaw(prefix)
         if subscription.argsFragment.isEmpty && !isLast && subscription.dropped == 0 {
             session.outbound.appendRaw(eventShared.bytes(0..<shared))
