@@ -390,7 +390,8 @@ def main():
 
 def kept_sections(path):
     """Sections written by other modes (`<!-- NAME:start -->` … `<!-- NAME:end -->`, e.g. the
-    --state table or the workers comparison) survive a regeneration of the page."""
+    --state table, the workers comparison, or `fault-soak`, the figures of scripts/fault and
+    scripts/soak) survive a regeneration of the page."""
     try:
         with open(path) as f:
             old = f.read()

@@ -121,6 +121,7 @@ extension Broker {
             overflow(subscription)
             return false
         }
+        session.reserveOutbound(size, limit: config.maxPending - session.inFlight)
         session.outbound.append(contentsOf: channel.eventHead)
         session.outbound.append(contentsOf: subscription.quotedName)
         session.outbound.append(contentsOf: middle)

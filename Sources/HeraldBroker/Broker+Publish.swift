@@ -112,6 +112,7 @@ extension Broker {
             overflow(subscription)
             return false
         }
+        session.reserveOutbound(size, limit: config.maxPending - session.inFlight)
         session.outbound.appendRaw(prefix)
         if subscription.argsFragmentCount == 0 && !isLast && subscription.dropped == 0 {
             session.outbound.appendRaw(eventShared.bytes(0..<shared))
