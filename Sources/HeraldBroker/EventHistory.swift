@@ -44,23 +44,28 @@ struct EventHistory {
     /// Whether the channel has an entry in the broker's `HistoryLedger`.
     var isInLedger = false
 
+    /// What one event costs besides its bytes: its `Entry`. Counted so that `history_bytes`
+    /// bounds memory, not only payload: for small events the entry is most of the cost.
+    static let entryCost = MemoryLayout<Entry>.stride
+
     /// Stores one event.
-    /// - Returns: the bytes it takes.
+    /// - Returns: the bytes it takes (its frame bytes plus `entryCost`).
     mutating func record(seq: Int, stamp: Int, middle: UnsafeRawBufferPointer, tail: UnsafeRawBufferPointer) -> Int {
         let start = base + bytes.count
         bytes.appendRaw(middle)
         bytes.appendRaw(tail)
         let length = middle.count + tail.count
         entries.append(Entry(seq: seq, stamp: stamp, start: start, middle: middle.count, length: length))
-        liveBytes += length
-        return length
+        let cost = length + Self.entryCost
+        liveBytes += cost
+        return cost
     }
 
     /// Drops the oldest event.
     /// - Returns: the bytes freed (0 when empty).
     mutating func evictOldest() -> Int {
         guard head < entries.count else { return 0 }
-        let freed = entries[head].length
+        let freed = entries[head].length + Self.entryCost
         head += 1
         liveBytes -= freed
         if head == entries.count {

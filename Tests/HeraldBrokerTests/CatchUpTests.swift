@@ -102,6 +102,22 @@ import HeraldBroker
         #expect(frames["recovered"] as? Bool == false)
     }
 
+    @Test func historyBytesCountsEachEventsBookkeepingNotOnlyItsPayload() {
+        var config = BrokerConfig(epoch: "e")
+        config.history = 100_000
+        config.historyBytes = 10_000
+        let harness = BrokerHarness(config)
+        let writer = harness.connect()
+        for n in 1...2_000 { harness.send(writer, #"{"op":"pub","ch":"tiny","data":\#(n % 10)}"#) }
+        let reader = harness.connect()
+        harness.send(reader, #"{"op":"sub","ch":"tiny","since":0,"sub":"t"}"#)
+        let replayed = harness.frames(reader).filter { $0["event"] != nil }.count
+        // Each event's frame bytes are ~20 B; with its 40 B entry counted, 10 kB holds well
+        // under 10_000 / 40 = 250 of them (payload alone would allow ~500).
+        #expect(replayed > 50)
+        #expect(replayed < 250)
+    }
+
     @Test func historyBytesCapEvictsTheGloballyOldestEvents() {
         var config = BrokerConfig(epoch: "e")
         config.history = 1000
