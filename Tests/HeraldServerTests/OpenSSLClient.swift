@@ -14,6 +14,8 @@ final class OpenSSLClient: @unchecked Sendable {
     private let input = Pipe()
     private let received = Locked<[UInt8]>([])
     private let errors = Locked<[UInt8]>([])
+    /// Set when stderr reached end of file: everything `s_client` printed is in `errors`.
+    private let errorsComplete = Locked(false)
 
     /// Starts `s_client` against `127.0.0.1:port`, trusting `caFile` and checking the IP address.
     init(port: Int, caFile: String) throws {
@@ -25,8 +27,9 @@ final class OpenSSLClient: @unchecked Sendable {
         process.standardInput = input
         process.standardOutput = output
         process.standardError = diagnostics
-        Self.collect(output.fileHandleForReading, into: received)
-        Self.collect(diagnostics.fileHandleForReading, into: errors)
+        Self.collect(output.fileHandleForReading, into: received) {}
+        let complete = errorsComplete
+        Self.collect(diagnostics.fileHandleForReading, into: errors) { complete.withLock { $0 = true } }
         try process.run()
     }
 
@@ -35,13 +38,14 @@ final class OpenSSLClient: @unchecked Sendable {
         killAndReap(process)
     }
 
-    private static func collect(_ handle: FileHandle, into sink: Locked<[UInt8]>) {
+    private static func collect(_ handle: FileHandle, into sink: Locked<[UInt8]>, atEnd: @escaping @Sendable () -> Void) {
         Thread {
             while true {
                 let chunk = handle.availableData
                 if chunk.isEmpty { break }
                 sink.withLock { $0.append(contentsOf: chunk) }
             }
+            atEnd()
         }.start()
     }
 
@@ -78,11 +82,14 @@ final class OpenSSLClient: @unchecked Sendable {
     /// What `s_client` printed on stderr (the verification result, errors).
     var diagnostics: String { String(decoding: errors.withLock { $0 }, as: UTF8.self) }
 
-    /// Waits for the process to end; its status, or nil when it is still running.
+    /// Waits for the process to end and for its stderr to be read to the end (so
+    /// `diagnostics` is complete); its status, or nil when it is still running.
     func waitForExit(seconds: Double) -> Int32? {
         let deadline = Date().addingTimeInterval(seconds)
         while process.isRunning && Date() < deadline { usleep(10_000) }
-        return process.isRunning ? nil : process.terminationStatus
+        if process.isRunning { return nil }
+        while !errorsComplete.withLock({ $0 }) && Date() < deadline { usleep(10_000) }
+        return process.terminationStatus
     }
 }
 
