@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "HeraldBroker", targets: ["HeraldBroker"]),
         .library(name: "Herald", targets: ["Herald"]),
         .executable(name: "herald", targets: ["herald"]),
+        .library(name: "HeraldFuzzHarness", targets: ["HeraldFuzzHarness"]),
     ],
     targets: [
         .systemLibrary(
@@ -28,6 +29,8 @@ let package = Package(
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
         ),
         .target(name: "HeraldArguments"),
+        // Replays fuzz inputs through the framer and broker; Fuzz/ links it into libFuzzer.
+        .target(name: "HeraldFuzzHarness", dependencies: ["HeraldWire", "HeraldBroker"]),
         .target(
             name: "HeraldServer",
             dependencies: ["CLibUV", "HeraldWire", "HeraldBroker", "HeraldArguments"]
