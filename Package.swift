@@ -46,7 +46,11 @@ let package = Package(
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
         ),
         .testTarget(name: "HeraldWireTests", dependencies: ["HeraldWire"]),
-        .testTarget(name: "HeraldBrokerTests", dependencies: ["HeraldBroker", "HeraldWire"]),
+        .testTarget(
+            name: "HeraldBrokerTests",
+            dependencies: ["HeraldBroker", "HeraldWire", "HeraldFuzzHarness"],
+            exclude: ["FuzzRegressions"]
+        ),
         .testTarget(name: "HeraldServerTests", dependencies: ["HeraldServer", "HeraldWire", "HeraldTestSupport", "heraldd"]),
         .target(name: "HeraldTestSupport", path: "Tests/HeraldTestSupport"),
         .testTarget(name: "HeraldTests", dependencies: ["Herald", "HeraldTestSupport", "heraldd"]),

@@ -66,7 +66,7 @@ SCENARIOS = {
         b'{"op":"sub","ch":"app","sub":"root","handle":true,"max":1}', slot(1),
         b'{"op":"link","ch":"app.settings.profile","parent":"app.settings"}',
         b'{"op":"signal","ch":"app.settings.profile","data":"save","tag":7,"timeout_ms":100,"rid":1}',
-        slot(0), b'{"op":"callback","id":"g1","data":{"progress":1}}',
+        slot(0), b'{"op":"callback","id":"g1","data":{"progress":1},"rid":9}',
         b'{"op":"handled","id":"g1","action":"pass","rid":2}', advance(200),
         b'{"op":"handled","id":"g1","action":"stop"}', slot(1), b'{"op":"unlink","ch":"app.settings.profile"}',
         b'{"op":"link","ch":"a.b","parent":"a.b.c"}', b'{"op":"signal","ch":"x.y"}',

@@ -10,8 +10,9 @@ import HeraldWire
 ///
 /// Input layout (see docs/architecture.md, "Fuzzing"): byte 0 picks config variants, bytes
 /// 1–2 pick where the stream is split in two feeds, the rest is the byte stream a client
-/// would send. A line whose first byte is 0x01…0x06 is a harness directive (switch session,
-/// advance time, hang up, stop/start reading, make journal records durable, shut down)
+/// would send. A line whose first byte is 0x01…0x07 is a harness directive (switch session,
+/// advance time, hang up, stop/start reading, make journal records durable, shut down,
+/// reply to the last request token)
 /// rather than a request; any other line goes to `Broker.handleLine`.
 public enum FuzzHarness {
     /// Runs one input and returns the invariants it violated (empty when all held).
@@ -19,7 +20,21 @@ public enum FuzzHarness {
     /// - Parameter data: the fuzz input, any bytes.
     /// - Returns: one message per violated invariant; the fuzzer entry traps on any.
     public static func run(_ data: UnsafeRawBufferPointer) -> [String] {
-        guard data.count >= 3 else { return [] }
+        run(data, recording: false).violations
+    }
+
+    /// Runs one input and also returns every frame the clients were handed, so tests can
+    /// check that a seed reaches what it was written for.
+    ///
+    /// - Parameter data: the input.
+    /// - Returns: the violated invariants and the frames as `(connection id, frame)`.
+    public static func runRecording(_ data: UnsafeRawBufferPointer) -> (violations: [String], frames: [(Int, [UInt8])]) {
+        let result = run(data, recording: true)
+        return (result.violations, result.frames ?? [])
+    }
+
+    private static func run(_ data: UnsafeRawBufferPointer, recording: Bool) -> (violations: [String], frames: [(Int, [UInt8])]?) {
+        guard data.count >= 3 else { return ([], nil) }
         let flags = data[0]
         let splitSeed = Int(data[1]) | Int(data[2]) << 8
         let stream = UnsafeRawBufferPointer(rebasing: data[3...])
@@ -29,6 +44,7 @@ public enum FuzzHarness {
         // The framer must report the same lines whether the stream comes in one read or two.
         let whole = framedEvents(stream, maxLine: maxLine)
         var session = FuzzSession(flags: flags)
+        if recording { session.recorded = [] }
         var splitEvents: [FramedEvent] = []
         var framer = LineFramer(maxLine: maxLine)
         for part in [UnsafeRawBufferPointer(rebasing: stream[..<split]),
@@ -42,7 +58,7 @@ public enum FuzzHarness {
             session.violations.append("framer: one feed gave \(whole.count) lines, split at \(split) gave \(splitEvents.count) or different bytes")
         }
         session.finish()
-        return session.violations
+        return (session.violations, session.recorded)
     }
 
     /// The framer's output for `stream` fed in one piece.

@@ -13,6 +13,8 @@ struct FuzzSession {
     let broker: Broker
     /// Violated invariants, in the order found.
     var violations: [String] = []
+    /// Every frame a client was handed, `(connection id, frame)`, when the caller asked.
+    var recorded: [(ConnectionID, [UInt8])]?
     /// The connection in each slot; nil after a hang-up until the slot's next line, so a
     /// refused connection is not retried in a loop.
     private var slots: [Session?] = []
@@ -204,6 +206,7 @@ struct FuzzSession {
 
     private mutating func check(frame: UnsafeRawBufferPointer, to session: Session) {
         noteToken(in: frame)
+        recorded?.append((session.id, Array(frame)))
         do throws(HeraldError) {
             try validator.scan(frame)
         } catch {
