@@ -26,6 +26,10 @@ struct FuzzSession {
     private var spare: [UInt8] = []
     private let validator = RequestScanner(maxDepth: 80)
     private var journalPosition = 0
+    /// The state a restart would rebuild: every journal record, encoded and decoded as the
+    /// persistence layer does, applied in order. It must end equal to the broker's store.
+    private let replica = StateStore()
+    private var encoded: [UInt8] = []
     /// The last reply token seen in any frame (directive 0x07 answers it).
     private var lastToken: [UInt8]?
 
@@ -159,8 +163,24 @@ struct FuzzSession {
             }
             journalPosition = last
             upTo = last
+            for record in records { replay(record) }
         }
         if let upTo { broker.durable(upTo: upTo) }
+    }
+
+    /// Checks that a record survives the journal's encoding and applies to the replica.
+    private mutating func replay(_ record: StateRecord) {
+        encoded.removeAll(keepingCapacity: true)
+        record.encode(into: &encoded)
+        let decoded = encoded.withUnsafeBytes { StateRecord.decode($0) }
+        guard let decoded, decoded == record else {
+            violations.append("journal: record on \(String(decoding: record.channel, as: UTF8.self)) does not decode to itself")
+            return
+        }
+        let outcome = replica.apply(decoded)
+        if outcome != .applied {
+            violations.append("journal: replaying rev \(record.rev) of \(String(decoding: record.channel, as: UTF8.self)) gave \(outcome)")
+        }
     }
 
     /// Closes a connection as the server does when the peer goes or a close is overdue,
@@ -219,6 +239,9 @@ struct FuzzSession {
     mutating func finish() {
         acknowledgeRecords()
         drain()
+        if broker.config.journaling && replica.snapshot() != broker.store.snapshot() {
+            violations.append("journal: replaying the records does not rebuild the store (\(replica.snapshot().count) vs \(broker.store.snapshot().count) channels)")
+        }
         for case let session? in slots { take(session); broker.disconnect(session) }
         slots.removeAll()
         drain()
