@@ -53,6 +53,9 @@ public enum FuzzHarness {
                 splitEvents.append(FramedEvent(framed))
                 session.handle(framed)
             }
+            if framer.carriedCount > maxLine {
+                session.violations.append("framer: carries \(framer.carriedCount) bytes, past max_line \(maxLine)")
+            }
         }
         if whole != splitEvents {
             session.violations.append("framer: one feed gave \(whole.count) lines, split at \(split) gave \(splitEvents.count) or different bytes")

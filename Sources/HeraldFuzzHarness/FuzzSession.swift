@@ -102,6 +102,20 @@ struct FuzzSession {
             }
         }
         drain()
+        checkPendingBound()
+    }
+
+    /// Slack over `max_pending` for the one frame that crossed it: the largest frame these
+    /// limits allow (a `subs` list of 8 subscriptions with 1 KiB `args` each) is under it.
+    static let pendingSlack = 32 * 1024
+
+    /// A client that stops reading must cost at most `max_pending` plus one frame, under
+    /// either overflow policy: that bound is what protects the daemon's memory.
+    private mutating func checkPendingBound() {
+        let bound = broker.config.maxPending + Self.pendingSlack
+        for case let session? in slots where session.pendingBytes > bound {
+            violations.append("limit: c\(session.id) holds \(session.pendingBytes) outbound bytes, past max_pending + slack \(bound)")
+        }
     }
 
     private mutating func directive(_ line: UnsafeRawBufferPointer) {
