@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "HeraldBroker", targets: ["HeraldBroker"]),
         .library(name: "Herald", targets: ["Herald"]),
         .executable(name: "herald", targets: ["herald"]),
+        .library(name: "HeraldFuzzHarness", targets: ["HeraldFuzzHarness"]),
     ],
     targets: [
         .systemLibrary(
@@ -34,6 +35,8 @@ let package = Package(
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
         ),
         .target(name: "HeraldArguments"),
+        // Replays fuzz inputs through the framer and broker; Fuzz/ links it into libFuzzer.
+        .target(name: "HeraldFuzzHarness", dependencies: ["HeraldWire", "HeraldBroker"]),
         .target(
             name: "HeraldServer",
             dependencies: ["CLibUV", "HeraldWire", "HeraldBroker", "HeraldArguments", "HeraldTLS"]
@@ -49,7 +52,11 @@ let package = Package(
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
         ),
         .testTarget(name: "HeraldWireTests", dependencies: ["HeraldWire"]),
-        .testTarget(name: "HeraldBrokerTests", dependencies: ["HeraldBroker", "HeraldWire"]),
+        .testTarget(
+            name: "HeraldBrokerTests",
+            dependencies: ["HeraldBroker", "HeraldWire", "HeraldFuzzHarness"],
+            exclude: ["FuzzRegressions"]
+        ),
         .testTarget(name: "HeraldServerTests", dependencies: ["HeraldServer", "HeraldWire", "HeraldTestSupport", "heraldd"]),
         .target(name: "HeraldTestSupport", path: "Tests/HeraldTestSupport"),
         .target(name: "HeraldExamples", dependencies: ["Herald"], path: "Examples"),
