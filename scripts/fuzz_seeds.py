@@ -93,13 +93,21 @@ SCENARIOS = {
         b'{"op":"sub","ch":"flood"}', PAUSE, slot(1), b'{"op":"pub","ch":"flood","data":"' + b"y" * 900 + b'"}',
         b'{"op":"pub","ch":"flood","data":"' + b"y" * 900 + b'"}', b'{"op":"pub","ch":"flood","data":"' + b"y" * 900 + b'"}',
         advance(6000), advance(6000), advance(6000), b'{"op":"stats"}'],
+    "auth": [
+        b'{"op":"ping"}', b'{"op":"sub","ch":"x.y"}', b'{"op":"hello","token":"b","rid":1}',
+        b'{"op":"sub","ch":"x.>","sub":"all"}', b'{"op":"sub","ch":">"}', b'{"op":"sub","ch":"x.*.q"}',
+        b'{"op":"pub","ch":"x.y","data":1,"rid":2}', b'{"op":"pub","ch":"x.z","data":2}',
+        b'{"op":"set","ch":"y.v","value":3}', b'{"op":"get","ch":"y.v"}', b'{"op":"channels"}',
+        b'{"op":"lock","ch":"x.y"}', b'{"op":"signal","ch":"x.y.z"}',
+        slot(1), b'{"op":"hello","token":"a"}', b'{"op":"sub","ch":">"}', b'{"op":"pub","ch":"q","data":4}',
+        slot(2), b'{"op":"hello","token":"wrong"}', slot(3), advance(600)],
     "journal": [
         b'{"op":"set","ch":"j.v","value":1,"rid":1}', b'{"op":"append","ch":"j.l","value":2}',
         DURABLE, b'{"op":"del","ch":"j.v"}', SHUTDOWN],
 }
 
 # Config variants (byte 0): heartbeat off, small max_pending, drop policy, no history,
-# few connections, journaling.
+# few connections, journaling; auth (0x40) has a seed of its own.
 FLAGS = {"": 0x00, "-drop": 0x06, "-journal": 0x20, "-nohistory": 0x09, "-fewconns": 0x10}
 
 
@@ -110,6 +118,8 @@ def write_seeds(out):
         variants = FLAGS if name in ("pub-sub", "retained-lists", "heartbeat-slow-consumer", "journal") else {"": 0}
         if name == "journal":
             variants = {"": 0x20}
+        if name == "auth":
+            variants = {"": 0x40}
         for suffix, flags in variants.items():
             split = int(hashlib.sha1(stream).hexdigest(), 16) % (len(stream) + 1)
             data = bytes([flags, split & 0xFF, split >> 8 & 0xFF]) + stream

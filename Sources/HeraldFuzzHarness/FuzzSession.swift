@@ -50,7 +50,23 @@ struct FuzzSession {
         config.maxSignals = 3
         config.stateLimits = StateLimits(maxValueBytes: 256, maxListLength: 6, maxRetainedBytes: 2_048)
         config.journaling = flags & 0x20 != 0
+        if flags & 0x40 != 0 { config.auth = authSettings }
         return config
+    }
+
+    /// Flag 0x40: auth on, with one unrestricted user (token `a`) and one whose permissions
+    /// allow and deny overlapping patterns (token `b`), so the gate, the permission checks and
+    /// the wildcard coverage rule all see fuzzed input.
+    static var authSettings: AuthSettings {
+        let rule = { (allow: [String]?, deny: [String]) in
+            ChannelRule(allow: allow.map { $0.map { Array($0.utf8) } }, deny: deny.map { Array($0.utf8) })
+        }
+        return AuthSettings(users: [
+            AuthUser(name: "a", credential: TokenCredential(plainToken: Array("a".utf8)), isPlainToken: true),
+            AuthUser(name: "b", credential: TokenCredential(plainToken: Array("b".utf8)), isPlainToken: true,
+                     publish: rule(["x.>", "y.*", "$sys.>"], ["x.z", "x.*.q"]),
+                     subscribe: rule(["x.>", "$sys.>"], ["x.*.q"])),
+        ], timeoutMs: 500, maxLine: 256)
     }
 
     init(flags: UInt8) {
@@ -265,8 +281,12 @@ struct FuzzSession {
         let probe = connect()
         slots = [probe]
         paused = [true]
-        var request = Array(#"{"op":"stats"}"#.utf8)
-        request.withUnsafeMutableBytes { broker.handleLine(UnsafeRawBufferPointer($0), from: probe, now: now) }
+        // The hello authenticates the probe when auth is on (it also ends its auth deadline,
+        // which `timers` would count); without auth it only names the connection.
+        for line in [#"{"op":"hello","token":"a"}"#, #"{"op":"stats"}"#] {
+            var request = Array(line.utf8)
+            request.withUnsafeMutableBytes { broker.handleLine(UnsafeRawBufferPointer($0), from: probe, now: now) }
+        }
         drain()
         probe.takeOutbound(into: &spare)
         let lines = spare.split(separator: UInt8(ascii: "\n"))
