@@ -84,16 +84,7 @@ extension Commands {
         line.appendJSONString(context.origin.name)
         line.appendRaw(",\"id\":")
         line.appendJSONString(context.id)
-        if let sender = context.sender {
-            line.appendRaw(",\"from\":")
-            line.appendJSONString(sender)
-        }
-        if let data {
-            line.appendRaw(",\"data\":")
-            line.append(contentsOf: data.bytes)
-        }
-        line.appendRaw("}")
-        return String(decoding: line, as: UTF8.self)
+        return finishJSONLine(&line, from: context.sender, data: data)
     }
 }
 

@@ -303,7 +303,13 @@ struct Commands {
             line.appendRaw(",\"seq\":")
             line.appendInt(seq)
         }
-        if let sender = meta.sender {
+        return finishJSONLine(&line, from: meta.sender, data: data)
+    }
+
+    /// Appends the fields every `--json` line ends with (`from`, `data`, each when present),
+    /// closes the object and returns the line.
+    static func finishJSONLine(_ line: inout [UInt8], from sender: String?, data: RawJSON?) -> String {
+        if let sender {
             line.appendRaw(",\"from\":")
             line.appendJSONString(sender)
         }
