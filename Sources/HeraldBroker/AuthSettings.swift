@@ -123,15 +123,19 @@ public struct AuthUser: Sendable, Equatable {
     public var publish: ChannelRule
     /// Channels for sub, get, channels, locks.
     public var subscribe: ChannelRule
+    /// What this user may take of what every user shares (`UserLimits`).
+    public var limits: UserLimits
 
     /// Creates a user. - Parameters: see the properties.
     public init(name: String, credential: TokenCredential, isPlainToken: Bool = false,
-                publish: ChannelRule = ChannelRule(), subscribe: ChannelRule = ChannelRule()) {
+                publish: ChannelRule = ChannelRule(), subscribe: ChannelRule = ChannelRule(),
+                limits: UserLimits = UserLimits()) {
         self.name = name
         self.credential = credential
         self.isPlainToken = isPlainToken
         self.publish = publish
         self.subscribe = subscribe
+        self.limits = limits
     }
 }
 

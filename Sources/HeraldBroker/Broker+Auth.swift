@@ -105,6 +105,7 @@ extension Broker {
             }
             adopt(user, token: token, for: session)
             endForbiddenSubscriptions(of: session)
+            revokeRights(of: session, now: now)
         }
         flushSystemEvents()
     }

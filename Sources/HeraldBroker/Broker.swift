@@ -70,6 +70,8 @@ public final class Broker {
     public internal(set) var store = StateStore()
     /// Records to persist, held answers and history accounting (`Broker+Journal.swift`).
     var retention = Retention()
+    /// Per-user accounts for `UserLimits`, by user name (auth on only).
+    var accounts: [String: UserAccount] = [:]
 
     /// Creates a broker.
     /// - Parameters:

@@ -1,0 +1,28 @@
+/// What one authenticated user holds now, summed over its connections, kept up to date as
+/// things are made and released so checking a `UserLimits` figure is one comparison.
+///
+/// Accounts are made when a user's first connection authenticates and dropped when nothing
+/// is charged to them any more (`Broker.accounts`).
+final class UserAccount {
+    /// The user's configured name.
+    let name: String
+    /// Open, authenticated connections.
+    var connections = 0
+    /// Live subscriptions across its connections.
+    var subscriptions = 0
+    /// Channel records it created that still exist.
+    var channels = 0
+    /// Retained bytes charged to it.
+    var retainedBytes = 0
+    /// History bytes charged to it.
+    var historyBytes = 0
+
+    init(name: String) {
+        self.name = name
+    }
+
+    /// Whether nothing is charged to the account, so it can be forgotten.
+    var isEmpty: Bool {
+        connections == 0 && subscriptions == 0 && channels == 0 && retainedBytes == 0 && historyBytes == 0
+    }
+}

@@ -1,0 +1,32 @@
+/// What one authenticated user may take of what every user shares (issue 12, "Fair shares").
+///
+/// Each figure bounds the sum over all of that user's connections, so one user cannot fill
+/// what the others need however many connections it opens. The defaults keep any one user
+/// well under the daemon-wide caps; the config's `user_limits` replaces them for every user,
+/// and a user's own `limits` replaces them for that user (`Config+Auth.swift`). Without auth
+/// there is one anonymous user and these do not apply (the daemon-wide caps still do).
+public struct UserLimits: Sendable, Equatable {
+    /// Connections open at once (`connections`).
+    public var connections: Int
+    /// Subscriptions across its connections (`subscriptions`).
+    public var subscriptions: Int
+    /// Channel records it created that still exist (`channels`).
+    public var channels: Int
+    /// Bytes of retained values and lists it wrote that are still held (`retained_bytes`).
+    public var retainedBytes: Int
+    /// Bytes of history its events hold (`history_bytes`).
+    public var historyBytes: Int
+    /// Outbound bytes queued or in flight across its connections (`pending_bytes`).
+    public var pendingBytes: Int
+
+    /// Creates limits; the defaults are the protocol's.
+    public init(connections: Int = 1_000, subscriptions: Int = 1_000_000, channels: Int = 1_000_000,
+                retainedBytes: Int = 64 << 20, historyBytes: Int = 16 << 20, pendingBytes: Int = 256 << 20) {
+        self.connections = connections
+        self.subscriptions = subscriptions
+        self.channels = channels
+        self.retainedBytes = retainedBytes
+        self.historyBytes = historyBytes
+        self.pendingBytes = pendingBytes
+    }
+}
