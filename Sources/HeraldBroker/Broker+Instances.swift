@@ -9,6 +9,8 @@ extension Broker {
     /// Why a channel was removed, for the `$sys.channel.removed` event.
     enum RemovalReason: String {
         case remove, disconnect
+        /// A configuration reload took the owner's right to publish on it.
+        case forbidden
     }
 
     /// `declare {ch}`: makes the caller the owner of a concrete channel.
@@ -22,6 +24,7 @@ extension Broker {
                 + "\" is owned by c" + String(owner))
         }
         try admitChannel(named: name)
+        if instances.owner(of: name) == nil { try admitDeclaration(by: session) }
         instances.declare(name, by: session.id)
         _ = channel(named: name)
         answer(session, .declare) { out in
@@ -60,6 +63,15 @@ extension Broker {
         for name in instances.owned(by: session.id) { removeInstance(name, reason: .disconnect) }
     }
 
+    /// After a reload: removes the connection's instance channels its user may no longer
+    /// publish on (reason `forbidden`). Costs the connection's own channels.
+    func revokeDeclarations(of session: Session) {
+        guard let rule = session.user?.publish, !rule.isUnrestricted else { return }
+        for name in instances.owned(by: session.id) where !name.withUnsafeBytes({ rule.permits(channel: $0) }) {
+            removeInstance(name, reason: .forbidden)
+        }
+    }
+
     /// Takes an instance channel away: its ownership, its exact subscriptions, its record.
     private func removeInstance(_ name: [UInt8], reason: RemovalReason) {
         let owner = instances.owner(of: name)
@@ -76,6 +88,7 @@ extension Broker {
             end(subscription)
         }
         channels.removeValue(forKey: name)?.isRetired = true
+        directoryDrop(name)
         locks.forgetMemo()
         channelRemoved(name, owner: owner, reason: reason)
     }

@@ -49,4 +49,17 @@ extension Broker {
         guard new > 0, locks.count(ownedBy: session.id) + new > config.maxLocks else { return }
         throw HeraldError(.limit, "this connection would hold more than max_locks (" + String(config.maxLocks) + ") locks")
     }
+
+    /// Refuses a `declare` of a new channel past `max_declared` for this connection.
+    func admitDeclaration(by session: Session) throws(HeraldError) {
+        guard instances.count(ownedBy: session.id) >= config.maxDeclared else { return }
+        throw HeraldError(.limit, "this connection has declared max_declared (" + String(config.maxDeclared) + ") channels")
+    }
+
+    /// Refuses a new `link` past `max_links` for this connection (re-linking is fine).
+    func admitLink(of channel: [UInt8], by session: Session) throws(HeraldError) {
+        let owned = linksByOwner[session.id]
+        guard owned?.contains(channel) != true, (owned?.count ?? 0) >= config.maxLinks else { return }
+        throw HeraldError(.limit, "this connection holds max_links (" + String(config.maxLinks) + ") links")
+    }
 }

@@ -36,7 +36,10 @@ extension Broker {
         if channel == parent || route(from: parent).contains(channel) {
             throw HeraldError(.cycle, "linking here would make the route of signals loop")
         }
+        try admitLink(of: channel, by: session)
         links[channel] = ChannelLink(parent: parent, owner: session.id)
+        linksByOwner[session.id, default: []].insert(channel)
+        directoryAdd(channel)
         answer(session, .link) { out in
             out.appendRaw(#","ch":"#)
             out.appendJSONString(channel)
@@ -52,17 +55,37 @@ extension Broker {
         guard existing.owner == session.id else {
             throw HeraldError(.forbidden, "the link belongs to another connection")
         }
-        links[channel] = nil
+        dropLink(channel, ownedBy: session.id)
         answer(session, .unlink) { out in
             out.appendRaw(#","ch":"#)
             out.appendJSONString(channel)
         }
     }
 
-    /// Drops the links a departing connection made.
+    /// Drops the links a departing connection made: O(its own links), not O(every link).
     func releaseLinks(of session: Session) {
-        guard !links.isEmpty else { return }
-        links = links.filter { $0.value.owner != session.id }
+        guard let owned = linksByOwner[session.id] else { return }
+        for channel in owned { dropLink(channel, ownedBy: session.id) }
+    }
+
+    /// After a reload: drops the connection's links whose channel or parent its user may no
+    /// longer publish on. Costs the connection's own links.
+    func revokeLinks(of session: Session) {
+        guard let rule = session.user?.publish, !rule.isUnrestricted, let owned = linksByOwner[session.id] else { return }
+        for channel in owned {
+            let parent = links[channel]?.parent ?? []
+            let allowed = channel.withUnsafeBytes { rule.permits(channel: $0) }
+                && parent.withUnsafeBytes { rule.permits(channel: $0) }
+            if !allowed { dropLink(channel, ownedBy: session.id) }
+        }
+    }
+
+    /// Removes one link and its bookkeeping.
+    func dropLink(_ channel: [UInt8], ownedBy owner: ConnectionID) {
+        links[channel] = nil
+        linksByOwner[owner]?.remove(channel)
+        if linksByOwner[owner]?.isEmpty == true { linksByOwner[owner] = nil }
+        directoryDrop(channel)
     }
 
     /// A required concrete, non-reserved channel name from `field`.

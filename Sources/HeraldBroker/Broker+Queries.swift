@@ -8,43 +8,91 @@ extension Broker {
         }
     }
 
-    /// `channels`: known channels, optionally filtered by a pattern, sorted by name.
+    /// The page size of `channels` when the request names no `limit`, and the largest.
+    static let defaultListLimit = 100
+    static let maxListLimit = 1_000
+    /// Most directory names one `channels` call looks at, whatever it lists: the bound on
+    /// its cost. Past it the answer carries `next` to resume from, as Redis's SCAN does.
+    static let listScanBudget = 10_000
+
+    /// `channels {ch?, limit?, after?}`: known channels matching `ch` (default: every
+    /// non-`$` channel), in byte order, one page at a time.
     ///
-    /// Without a filter the daemon's `$…` channels are left out, as a `>` filter leaves
-    /// them out; `{"ch":"$sys.>"}` lists them.
+    /// Walks the name directory from the pattern's literal prefix (or from `after`), so a
+    /// call costs what it lists plus at most `listScanBudget` names it skips, never the
+    /// whole table. `next` is present when more may follow: pass it as `after`.
     func answerChannels(_ session: Session) throws(HeraldError) {
         let filter = try scanner.withString(.ch) { bytes throws(HeraldError) -> [UInt8] in
             _ = try ChannelName.validatePattern(bytes)
             return Array(bytes)
         }
-        // A channel is known once it carried an event or was declared (it has a record) or
-        // was subscribed to exactly. `$…` channels show only when the filter asks for them.
-        var names = Set(channels.keys)
-        names.formUnion(index.concretePatterns)
-        names.formUnion(links.keys)
-        let listed = names
-            .filter { name in filter.map { matches($0, name) } ?? !ChannelName.isReserved(name) }
-            .sorted { $0.lexicographicallyPrecedes($1) }
+        let limit = try scanner.int(.limit) ?? Broker.defaultListLimit
+        guard limit >= 1, limit <= Broker.maxListLimit else {
+            throw HeraldError(.badField, "field 'limit' must be 1 to " + String(Broker.maxListLimit))
+        }
+        let after = try scanner.string(.after)
+        var listed: [[UInt8]] = []
+        var isFull = false
+        let cursor = walkDirectory(matching: filter, after: after, budget: Broker.listScanBudget) { name in
+            if listed.count == limit {
+                isFull = true
+                return false
+            }
+            listed.append(name)
+            return true
+        }
+        let next = isFull ? listed.last : cursor
+        let viewer = session.user
         answer(session, .channels) { out in
             out.appendRaw(#","channels":["#)
             for (position, channel) in listed.enumerated() {
                 if position > 0 { out.append(UInt8(ascii: ",")) }
-                out.appendRaw(#"{"ch":"#)
-                out.appendJSONString(channel)
-                appendCounter(&out, "subs", index.matchCount(for: channel))
-                out.appendRaw(#","owner":"#)
-                appendOwner(of: channel, to: &out)
-                out.appendRaw(#","has_value":"#)
-                out.appendRaw(store.state(of: channel)?.hasContent == true ? "true" : "false")
-                if let link = links[channel] {
-                    out.appendRaw(#","link":"#)
-                    out.appendJSONString(link.parent)
-                }
-                appendCounter(&out, "seq", channels[channel]?.seq ?? 0)
-                out.append(UInt8(ascii: "}"))
+                appendListing(of: channel, for: viewer, to: &out)
             }
             out.append(UInt8(ascii: "]"))
+            if let next {
+                out.appendRaw(#","next":"#)
+                out.appendJSONString(next)
+            }
         }
+    }
+
+    /// One `channels` entry. What the viewer may not see stays out: a link's target only
+    /// when it may subscribe to it, the owner's client id only when the owner is the same
+    /// user or the viewer may read `$sys.>` (where client ids are published anyway).
+    private func appendListing(of channel: [UInt8], for viewer: AuthUser?, to out: inout [UInt8]) {
+        out.appendRaw(#"{"ch":"#)
+        out.appendJSONString(channel)
+        appendCounter(&out, "subs", index.matchCount(for: channel))
+        let owner = instances.owner(of: channel)
+        out.appendRaw(#","owner":"#)
+        if let owner, mayIdentify(owner, to: viewer) {
+            appendOwner(of: channel, to: &out)
+        } else {
+            out.appendRaw("null")
+        }
+        out.appendRaw(owner == nil ? #","owned":false"# : #","owned":true"#)
+        out.appendRaw(#","has_value":"#)
+        out.appendRaw(store.state(of: channel)?.hasContent == true ? "true" : "false")
+        if let link = links[channel], mayRead(link.parent, viewer) {
+            out.appendRaw(#","link":"#)
+            out.appendJSONString(link.parent)
+        }
+        appendCounter(&out, "seq", channels[channel]?.seq ?? 0)
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// Whether `viewer` (nil: auth off) may subscribe to the concrete channel `name`.
+    func mayRead(_ name: [UInt8], _ viewer: AuthUser?) -> Bool {
+        guard let viewer else { return true }
+        return name.withUnsafeBytes { viewer.subscribe.permits(channel: $0) }
+    }
+
+    /// Whether `viewer` may learn which connection is `owner`.
+    private func mayIdentify(_ owner: ConnectionID, to viewer: AuthUser?) -> Bool {
+        guard let viewer else { return true }
+        if sessions[owner]?.user?.name == viewer.name { return true }
+        return viewer.subscribe.permits(pattern: Array("$sys.>".utf8))
     }
 
     /// `subs`: the caller's own subscriptions, in creation order.

@@ -1,8 +1,8 @@
 extension Broker {
     /// Every figure the `stats` op reports, in its order.
     ///
-    /// Call under the broker lock. Costs one pass over the channel table (for `channels`),
-    /// like the `stats` op itself.
+    /// Call under the broker lock. Every figure is a counter kept up to date, so this costs
+    /// the same whatever the daemon holds (issue 12: it used to walk the channel table).
     /// - Parameter now: the monotonic time in ms, for `uptime_ms`.
     /// - Returns: the figures, named as in the `stats` frame.
     public func statsFigures(now: Int) -> [StatsFigure] {

@@ -11,7 +11,13 @@ extension Broker {
         if let group, group.isEmpty || group.count > 255 {
             throw HeraldError(.badField, "field 'group' must be 1 to 255 bytes")
         }
-        let args = scanner.raw(.args).map { Array($0) }
+        let rawArgs = scanner.raw(.args)
+        if let rawArgs, rawArgs.count > config.maxArgsBytes {
+            // Checked before copying: 1 MiB of args per `sub` must not cost the daemon 1 MiB.
+            throw HeraldError(.limit, "field 'args' is " + String(rawArgs.count) + " bytes; max_args_bytes is "
+                + String(config.maxArgsBytes))
+        }
+        let args = rawArgs.map { Array($0) }
         let name = try scanner.string(.sub) ?? assignName(in: session)
         guard !name.isEmpty, name.count <= 255 else {
             throw HeraldError(.badField, "field 'sub' must be 1 to 255 bytes")
@@ -25,7 +31,7 @@ extension Broker {
         subscription.isHandler = isHandler
         session.subscriptions[name] = subscription
         applyLocks(to: subscription)
-        index.insert(subscription)
+        if index.insert(subscription) && !isWildcard { directoryAdd(pattern) }
         answer(session, .sub) { out in
             out.appendRaw(#","sub":"#)
             out.append(contentsOf: subscription.quotedName)
@@ -66,6 +72,7 @@ extension Broker {
         if let existing = channels[name] { return existing }
         let created = Channel(name: name)
         channels[name] = created
+        directoryAdd(name)
         if ChannelName.isReserved(name) { reservedChannelCount += 1 }
         return created
     }

@@ -70,6 +70,10 @@ public final class Broker {
     public internal(set) var store = StateStore()
     /// Records to persist, held answers and history accounting (`Broker+Journal.swift`).
     var retention = Retention()
+    /// Names `channels` lists, in byte order (`Broker+Directory.swift`).
+    var directory = SortedNames()
+    /// Links each connection made, for release and `max_links` (`Broker+Links.swift`).
+    var linksByOwner: [ConnectionID: Set<[UInt8]>] = [:]
     /// Per-user accounts for `UserLimits`, by user name (auth on only).
     var accounts: [String: UserAccount] = [:]
 
@@ -203,7 +207,7 @@ public final class Broker {
     /// Takes a subscription out of the index; the caller removes it from its session.
     func retire(_ subscription: Subscription) {
         subscription.isActive = false
-        index.remove(subscription)
+        if index.remove(subscription) && !subscription.isWildcard { directoryDrop(subscription.pattern) }
     }
 }
 

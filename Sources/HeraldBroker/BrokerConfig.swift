@@ -41,6 +41,12 @@ public struct BrokerConfig: Sendable, Equatable {
     public var maxSignals = 100_000
     /// Most locks one connection may hold (`max_locks`).
     public var maxLocks = 100_000
+    /// Longest `args` of one subscription, in bytes of raw JSON (`max_args_bytes`).
+    public var maxArgsBytes = 4_096
+    /// Most instance channels one connection may have declared (`max_declared`).
+    public var maxDeclared = 100_000
+    /// Most links one connection may hold (`max_links`).
+    public var maxLinks = 100_000
     /// Users, their permissions, the auth timeout and the pre-auth line limit.
     public var auth = AuthSettings()
     /// Bounds on retained values and lists.

@@ -65,13 +65,17 @@ struct Lock: Hashable {
 ///
 /// A set, so one connection taking the same lock twice holds it once (one `unlock`
 /// releases it), while equal locks of two connections are distinct entries: a delivery is
-/// suppressed while any of them holds.
+/// suppressed while any of them holds. Every operation costs what it touches (issue 12):
+/// locks are indexed by pattern (`PatternSet`), so the delivery check walks only patterns
+/// that can match the channel, and release is O(1) per lock, so a connection holding a
+/// million locks leaves in linear time.
 final class LockTable {
     private var all: Set<Lock> = []
     private var byOwner: [ConnectionID: Set<Lock>] = [:]
-    /// Locks covering every subscription, tested once per publish (see `coversAll`).
-    private var channelWide: [Lock] = []
-    private var bySubscription: [SubscriptionKey: [Lock]] = [:]
+    /// Patterns of the locks covering every subscription.
+    private var channelWide = PatternSet()
+    /// Patterns (nil: every channel) of the locks naming one subscription.
+    private var bySubscription: [SubscriptionKey: PatternSet] = [:]
     /// Rises on every change, so a per-channel memo knows it is stale.
     private(set) var generation = 0
     /// The channel `memoCoversAll` was computed for, at `memoGeneration`.
@@ -86,6 +90,9 @@ final class LockTable {
     /// How many locks a connection holds (`max_locks`).
     func count(ownedBy owner: ConnectionID) -> Int { byOwner[owner]?.count ?? 0 }
 
+    /// The locks a connection holds, in no particular order.
+    func owned(by owner: ConnectionID) -> [Lock] { byOwner[owner].map(Array.init) ?? [] }
+
     /// Whether exactly this lock is held.
     func holds(_ lock: Lock) -> Bool { all.contains(lock) }
 
@@ -96,9 +103,9 @@ final class LockTable {
         count = all.count
         byOwner[lock.owner, default: []].insert(lock)
         if let key = lock.subscription {
-            bySubscription[key, default: []].append(lock)
+            bySubscription[key, default: PatternSet()].insert(lock.pattern)
         } else {
-            channelWide.append(lock)
+            channelWide.insert(lock.pattern)
         }
         generation += 1
         return true
@@ -112,12 +119,13 @@ final class LockTable {
         byOwner[lock.owner]?.remove(lock)
         if byOwner[lock.owner]?.isEmpty == true { byOwner[lock.owner] = nil }
         if let key = lock.subscription {
-            bySubscription[key]?.removeAll { $0 == lock }
+            bySubscription[key]?.remove(lock.pattern)
             if bySubscription[key]?.isEmpty == true { bySubscription[key] = nil }
         } else {
-            channelWide.removeAll { $0 == lock }
+            channelWide.remove(lock.pattern)
         }
         generation += 1
+        if all.isEmpty && all.capacity > 4096 { all = [] }
         return true
     }
 
@@ -148,13 +156,12 @@ final class LockTable {
 
     /// Whether a channel-wide lock covers events on the channel with this name.
     func coversAll(named name: [UInt8]) -> Bool {
-        channelWide.contains { lock in lock.pattern.map { ChannelName.matches(pattern: $0, channel: name) } ?? false }
+        !channelWide.isEmpty && channelWide.matches(name)
     }
 
     /// Whether a lock naming this subscription covers events on `name`.
     func covers(_ key: SubscriptionKey, named name: [UInt8]) -> Bool {
-        guard let locks = bySubscription[key] else { return false }
-        return locks.contains { lock in lock.pattern.map { ChannelName.matches(pattern: $0, channel: name) } ?? true }
+        bySubscription[key]?.matches(name) ?? false
     }
 
     /// Forgets the memoized channel, so a removed channel is not kept alive by it.

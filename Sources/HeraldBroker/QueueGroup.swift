@@ -10,13 +10,22 @@ final class QueueGroup {
     var isEmpty: Bool { members.isEmpty }
 
     func add(_ subscription: Subscription) {
+        subscription.groupPosition = members.count
         members.append(subscription)
     }
 
+    /// Removes a member in O(1): the last member takes its slot, so a group of 100k members
+    /// of one departing connection empties in linear time. The turn order of the remaining
+    /// members changes once; round robin stays fair.
     func remove(_ subscription: Subscription) {
-        guard let at = members.firstIndex(where: { $0 === subscription }) else { return }
-        members.remove(at: at)
-        if next > at { next -= 1 }
+        let at = subscription.groupPosition
+        guard at >= 0, at < members.count, members[at] === subscription else { return }
+        let last = members.removeLast()
+        if last !== subscription {
+            members[at] = last
+            last.groupPosition = at
+        }
+        subscription.groupPosition = -1
         if next >= members.count { next = 0 }
     }
 

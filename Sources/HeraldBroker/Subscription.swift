@@ -31,9 +31,17 @@ public final class Subscription {
     /// Set while some lock names this subscription by its global id, so the delivery
     /// check consults the lock table only for subscriptions a lock can concern.
     var isLockTarget = false
+    /// Its slot in its index entry's array (`SubscriptionIndex`), for O(1) removal; -1 when
+    /// it sits alone in its slot or is not indexed.
+    var entryPosition = -1
 
     /// The queue group name, when it is a group member.
     public var group: [UInt8]? { extras?.group }
+    /// Its slot in its queue group's member list (`QueueGroup`), for O(1) removal.
+    var groupPosition: Int {
+        get { extras?.groupPosition ?? -1 }
+        set { extras?.groupPosition = newValue }
+    }
     /// The raw JSON of its bound arguments, echoed with each event.
     public var args: [UInt8]? { extras?.args }
     /// The `max` it was created with, for `subs`.

@@ -14,6 +14,8 @@ final class SubscriptionExtras {
     let max: Int?
     /// Deliveries left before it ends, or nil for unlimited.
     var remaining: Int?
+    /// Its slot in its queue group's member list, for O(1) removal.
+    var groupPosition = -1
     /// `,"args":RAW`, precomputed, or empty.
     let argsFragment: [UInt8]
 

@@ -2,9 +2,13 @@ import HeraldWire
 
 /// All subscriptions, by pattern, with the queue groups formed on each pattern.
 ///
-/// Concrete patterns are found by one dictionary lookup; wildcard patterns are kept in a
-/// separate list and tested segment by segment. Results are cached per channel (see
-/// `Channel`), and `generation` rises on every change so those caches know they are stale.
+/// Concrete patterns are found by one dictionary lookup; wildcard patterns are also kept in
+/// a `PatternTrie`, so matching a channel walks only the branches that can match it (a
+/// million wildcard subscriptions of one user cost another user's publish nothing). Results
+/// are cached per channel (see `Channel`), and `generation` rises on every change so those
+/// caches know they are stale. Removal is O(1): each subscription knows its slot in its
+/// entry (`Subscription.entryPosition`), and order is restored by `serial` when targets are
+/// computed, so a connection holding 100k subscriptions on one pattern leaves in linear time.
 final class SubscriptionIndex {
     /// Subscriptions and groups sharing one pattern.
     final class Entry {
@@ -52,17 +56,25 @@ final class SubscriptionIndex {
     }
 
     private var entries: [[UInt8]: Slot] = [:]
-    private var wildcardEntries: [Entry] = []
+    /// The wildcard entries, by pattern segment.
+    private let wildcardEntries = PatternTrie<Entry>()
+    /// How many distinct concrete patterns have subscriptions (for `stats`-style counters).
+    private(set) var concretePatternCount = 0
     /// Rises on every insert and removal.
     private(set) var generation = 0
     /// Number of subscriptions held.
     private(set) var count = 0
 
-    func insert(_ subscription: Subscription) {
-        if !subscription.isWildcard, subscription.group == nil, entries[subscription.pattern] == nil {
+    /// Adds a subscription. - Returns: true when its pattern had no subscription before.
+    @discardableResult
+    func insert(_ subscription: Subscription) -> Bool {
+        let isNewPattern = entries[subscription.pattern] == nil
+        if isNewPattern && !subscription.isWildcard { concretePatternCount += 1 }
+        if !subscription.isWildcard, subscription.group == nil, isNewPattern {
             entries[subscription.pattern] = .one(subscription)
         } else {
             let entry = entryFor(subscription.pattern, isWildcard: subscription.isWildcard)
+            subscription.entryPosition = entry.subscriptions.count
             entry.subscriptions.append(subscription)
             if let name = subscription.group {
                 let group = entry.groups[name] ?? QueueGroup()
@@ -72,44 +84,75 @@ final class SubscriptionIndex {
         }
         count += 1
         generation += 1
+        return isNewPattern
     }
 
-    func remove(_ subscription: Subscription) {
+    /// Removes a subscription in O(1). - Returns: true when its pattern has none left.
+    @discardableResult
+    func remove(_ subscription: Subscription) -> Bool {
+        var patternGone = false
         switch entries[subscription.pattern] {
         case .one(let single)? where single === subscription:
             entries[subscription.pattern] = nil
+            patternGone = true
         case .many(let entry)?:
-            guard let at = entry.subscriptions.firstIndex(where: { $0 === subscription }) else { return }
-            entry.subscriptions.remove(at: at)
+            let at = subscription.entryPosition
+            guard at >= 0, at < entry.subscriptions.count, entry.subscriptions[at] === subscription else { return false }
+            let last = entry.subscriptions.removeLast()
+            if last !== subscription {
+                entry.subscriptions[at] = last
+                last.entryPosition = at
+            }
+            subscription.entryPosition = -1
             if let name = subscription.group, let group = entry.groups[name] {
                 group.remove(subscription)
                 if group.isEmpty { entry.groups[name] = nil }
             }
-            if entry.subscriptions.isEmpty { dropEntry(entry) }
+            if entry.subscriptions.isEmpty {
+                dropEntry(entry)
+                patternGone = true
+            }
         default:
-            return
+            return false
         }
+        if patternGone && !subscription.isWildcard { concretePatternCount -= 1 }
         count -= 1
         generation += 1
+        return patternGone
     }
 
     /// The delivery targets for a concrete channel, in subscription order.
     func targets(for channel: [UInt8]) -> [Target] {
         var matched: [Subscription] = []
-        channel.withUnsafeBytes { name in
-            entries[channel]?.forEach { matched.append($0) }
-            for entry in wildcardEntries {
-                let hit = entry.pattern.withUnsafeBytes { ChannelName.matches(pattern: $0, channel: name) }
-                if hit { matched.append(contentsOf: entry.subscriptions) }
-            }
-        }
+        entries[channel]?.forEach { matched.append($0) }
+        forEachWildcardEntry(matching: channel) { matched.append(contentsOf: $0.subscriptions) }
         matched.sort { $0.serial < $1.serial }
         return targets(from: matched)
     }
 
-    /// The concrete channels someone subscribed to exactly (for `channels`).
-    var concretePatterns: [[UInt8]] {
-        entries.compactMap { pattern, slot in slot.isWildcard ? nil : pattern }
+    /// Calls `body` with each wildcard entry whose pattern matches the concrete `channel`.
+    private func forEachWildcardEntry(matching channel: [UInt8], _ body: (Entry) -> Void) {
+        wildcardEntries.forEachMatch(of: channel) { pattern, entry in
+            if ChannelName.matches(pattern: pattern, channel: channel) { body(entry) }
+        }
+    }
+
+    /// Whether someone subscribed to exactly this concrete channel.
+    func hasSubscriptions(withPattern pattern: [UInt8]) -> Bool {
+        entries[pattern] != nil
+    }
+
+    /// The subscriptions on wildcard patterns that overlap `pattern` (some channel matches
+    /// both), visiting only the trie branches `pattern` opens.
+    /// - Parameters:
+    ///   - pattern: a valid pattern or concrete name.
+    ///   - body: called per subscription; returns false to stop the walk early.
+    func forEachWildcardSubscription(overlapping pattern: [UInt8], _ body: (Subscription) -> Bool) {
+        var going = true
+        wildcardEntries.forEachOverlap(with: pattern) { stored, entry in
+            guard going, ChannelName.overlaps(stored, pattern) else { return }
+            for subscription in entry.subscriptions where going { going = body(subscription) }
+        }
     }
 
     /// The subscriptions whose pattern is exactly `pattern`, in insertion order.
@@ -122,12 +165,7 @@ final class SubscriptionIndex {
     /// How many subscriptions match a concrete channel.
     func matchCount(for channel: [UInt8]) -> Int {
         var total = entries[channel]?.count ?? 0
-        channel.withUnsafeBytes { name in
-            for entry in wildcardEntries {
-                let hit = entry.pattern.withUnsafeBytes { ChannelName.matches(pattern: $0, channel: name) }
-                if hit { total += entry.subscriptions.count }
-            }
-        }
+        forEachWildcardEntry(matching: channel) { total += $0.subscriptions.count }
         return total
     }
 
@@ -157,10 +195,11 @@ final class SubscriptionIndex {
             return existing
         case .one(let single)?:
             entry = Entry(pattern: pattern, isWildcard: isWildcard)
+            single.entryPosition = 0
             entry.subscriptions.append(single)
         case nil:
             entry = Entry(pattern: pattern, isWildcard: isWildcard)
-            if isWildcard { wildcardEntries.append(entry) }
+            if isWildcard { wildcardEntries.insert(entry, at: pattern) }
         }
         entries[pattern] = .many(entry)
         return entry
@@ -168,8 +207,6 @@ final class SubscriptionIndex {
 
     private func dropEntry(_ entry: Entry) {
         entries[entry.pattern] = nil
-        if entry.isWildcard, let at = wildcardEntries.firstIndex(where: { $0 === entry }) {
-            wildcardEntries.remove(at: at)
-        }
+        if entry.isWildcard { wildcardEntries.removeValue(at: entry.pattern) }
     }
 }

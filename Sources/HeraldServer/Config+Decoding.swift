@@ -90,6 +90,9 @@ extension Config: Decodable {
         maxSignals = try reader.integer(.maxSignals) ?? maxSignals
         monitorTimeoutMs = try reader.integer(.monitorTimeoutMs) ?? monitorTimeoutMs
         maxLocks = try reader.integer(.maxLocks) ?? maxLocks
+        maxArgsBytes = try reader.integer(.maxArgsBytes) ?? maxArgsBytes
+        maxDeclared = try reader.integer(.maxDeclared) ?? maxDeclared
+        maxLinks = try reader.integer(.maxLinks) ?? maxLinks
         authTimeoutMs = try reader.integer(.authTimeoutMs) ?? authTimeoutMs
         authMaxLine = try reader.integer(.authMaxLine) ?? authMaxLine
         authUsers = try reader.authUsers() ?? authUsers

@@ -25,6 +25,9 @@ extension Config {
         merged.maxSignals = new.maxSignals
         merged.monitorTimeoutMs = new.monitorTimeoutMs
         merged.maxLocks = new.maxLocks
+        merged.maxArgsBytes = new.maxArgsBytes
+        merged.maxDeclared = new.maxDeclared
+        merged.maxLinks = new.maxLinks
         merged.authUsers = new.authUsers
         merged.authTimeoutMs = new.authTimeoutMs
         merged.authMaxLine = new.authMaxLine

@@ -47,6 +47,12 @@ public struct Config: Equatable, Sendable {
     public var maxSignals: Int = 100_000
     /// Most locks one connection may hold (`max_locks`).
     public var maxLocks: Int = 100_000
+    /// Longest `args` of one subscription in bytes (`max_args_bytes`).
+    public var maxArgsBytes: Int = 4_096
+    /// Most instance channels one connection may have declared (`max_declared`).
+    public var maxDeclared: Int = 100_000
+    /// Most links one connection may hold (`max_links`).
+    public var maxLinks: Int = 100_000
     /// Users allowed to connect (`auth.users`); none turns auth off.
     public var authUsers: [AuthUser] = []
     /// Milliseconds a connection has to authenticate when auth is on (`auth_timeout_ms`).

@@ -34,6 +34,9 @@ enum ConfigKey: String, Sendable, CaseIterable {
     case tlsCert = "tls_cert"
     case tlsKey = "tls_key"
     case maxLocks = "max_locks"
+    case maxArgsBytes = "max_args_bytes"
+    case maxDeclared = "max_declared"
+    case maxLinks = "max_links"
     case auth
     case authTimeoutMs = "auth_timeout_ms"
     case authMaxLine = "auth_max_line"
@@ -72,7 +75,8 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .monitorTimeoutMs: return .integer(100...600_000)
         case .tlsPort: return .integer(0...65535)
         case .tlsHost, .tlsCert, .tlsKey: return .text(maxBytes: nil)
-        case .maxLocks: return .integer(1...10_000_000)
+        case .maxLocks, .maxDeclared, .maxLinks: return .integer(1...10_000_000)
+        case .maxArgsBytes: return .integer(2...1_048_576)
         case .auth: return .section("an object: { users: [{ name, token_hash or token, publish?, subscribe? }…] }")
         case .authTimeoutMs: return .integer(100...3_600_000)
         case .authMaxLine: return .integer(256...1_048_576)
@@ -100,6 +104,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .logLevel, .maxLine, .maxErrors, .heartbeatMs, .maxPending, .slowConsumer: return true
         case .history, .historyBytes, .maxValueBytes, .maxListLength, .maxRetainedBytes: return true
         case .maxConnections, .maxSubs, .maxChannels, .maxRequests, .maxSignals, .maxLocks: return true
+        case .maxArgsBytes, .maxDeclared, .maxLinks: return true
         case .auth, .authTimeoutMs, .authMaxLine: return true
         }
     }

@@ -23,6 +23,9 @@ extension Server {
         tunables.maxRequests = config.maxRequests
         tunables.maxSignals = config.maxSignals
         tunables.maxLocks = config.maxLocks
+        tunables.maxArgsBytes = config.maxArgsBytes
+        tunables.maxDeclared = config.maxDeclared
+        tunables.maxLinks = config.maxLinks
         tunables.auth = AuthSettings(users: config.authUsers, timeoutMs: config.authTimeoutMs, maxLine: config.authMaxLine)
         return tunables
     }

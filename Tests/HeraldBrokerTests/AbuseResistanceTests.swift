@@ -1,0 +1,243 @@
+import Foundation
+import Testing
+@testable import HeraldBroker
+import HeraldWire
+
+/// Issue 12, sections 1 and 2 (the parts in the lock, link, instance and listing code):
+/// answers that page and stay bounded, new per-connection caps, answers that carry nothing
+/// the asker may not see, and a reload that takes back locks, links and declared channels.
+/// What each costs is shown by `scripts/fault abuse`, not timed here.
+@Suite struct AbuseResistanceTests {
+    private func names(_ frame: [String: Any]) -> [String] {
+        (frame["channels"] as? [[String: Any]] ?? []).compactMap { $0["ch"] as? String }
+    }
+
+    @Test func channelsAnswersOnePageInByteOrderAndResumesAfterNext() {
+        let harness = BrokerHarness()
+        let s = harness.connect()
+        for n in 0..<250 { harness.send(s, #"{"op":"pub","ch":"app.c\#(1000 + n)"}"#) }
+        harness.send(s, #"{"op":"pub","ch":"other.x"}"#)
+        _ = harness.frames(s)
+        var listed: [String] = []
+        var after: String?
+        var pages = 0
+        repeat {
+            let afterField = after.map { #","after":"\#($0)""# } ?? ""
+            let page = harness.request(s, #"{"op":"channels","ch":"app.*"\#(afterField)}"#)
+            #expect(page["ok"] as? String == "channels", "\(page)")
+            #expect(names(page).count <= 100)
+            listed += names(page)
+            after = page["next"] as? String
+            pages += 1
+        } while after != nil && pages < 10
+        #expect(pages == 3)
+        #expect(listed == (0..<250).map { "app.c\(1000 + $0)" })
+        let small = harness.request(s, #"{"op":"channels","ch":"app.*","limit":2}"#)
+        #expect(names(small) == ["app.c1000", "app.c1001"] && small["next"] as? String == "app.c1001")
+        let last = harness.request(s, #"{"op":"channels","ch":"app.*","after":"app.c1248"}"#)
+        #expect(names(last) == ["app.c1249"] && last["next"] == nil, "the last page has no next")
+    }
+
+    @Test(arguments: ["0", "1001", "-1", "\"5\""])
+    func channelsLimitOutsideOneToAThousandIsBadField(limit: String) {
+        let harness = BrokerHarness()
+        let s = harness.connect()
+        #expect(harness.request(s, #"{"op":"channels","limit":\#(limit)}"#)["error"] as? String == "bad_field")
+    }
+
+    /// A pattern whose matches are rare among many names: each call looks at a bounded
+    /// number of names and hands back a cursor; following it finds every match once.
+    @Test func sparseMatchesAreFoundByFollowingTheCursorAcrossBoundedCalls() {
+        let harness = BrokerHarness()
+        let s = harness.connect()
+        let total = Broker.listScanBudget * 3 + 17
+        for n in 0..<total { harness.send(s, #"{"op":"pub","ch":"a.n\#(n)"}"#) }
+        for n in [5, 20_000, total - 1] { harness.send(s, #"{"op":"pub","ch":"a.n\#(n).x"}"#) }
+        _ = harness.frames(s)
+        var found: [String] = []
+        var after: String?
+        var calls = 0
+        repeat {
+            let afterField = after.map { #","after":"\#($0)""# } ?? ""
+            let page = harness.request(s, #"{"op":"channels","ch":"a.*.x"\#(afterField)}"#)
+            found += names(page)
+            after = page["next"] as? String
+            calls += 1
+        } while after != nil && calls < 20
+        #expect(found.sorted() == ["a.n20000.x", "a.n\(total - 1).x", "a.n5.x"].sorted())
+        #expect(calls >= 4, "no call looked at more than listScanBudget names")
+        let none = harness.request(s, #"{"op":"channels","ch":"b.*"}"#)
+        #expect(names(none).isEmpty && none["next"] == nil, "a prefix nobody uses is answered at once")
+    }
+
+    @Test func channelsListsExactSubscriptionsAndLinksAndForgetsThemWhenTheyGo() {
+        let harness = BrokerHarness()
+        let s = harness.connect()
+        harness.subscribe(s, #""ch":"k.sub","sub":"a""#)
+        _ = harness.request(s, #"{"op":"link","ch":"k.linked","parent":"k"}"#)
+        #expect(names(harness.request(s, #"{"op":"channels","ch":"k.*"}"#)) == ["k.linked", "k.sub"])
+        _ = harness.request(s, #"{"op":"unsub","sub":"a"}"#)
+        _ = harness.request(s, #"{"op":"unlink","ch":"k.linked"}"#)
+        #expect(names(harness.request(s, #"{"op":"channels","ch":"k.*"}"#)).isEmpty)
+        var left: [String] = []
+        harness.broker.directory.forEach(from: [], excluding: false) { left.append(String(decoding: $0, as: UTF8.self)); return true }
+        #expect(left.filter { !$0.hasPrefix("$") }.isEmpty, "nothing is left behind: \(left)")
+    }
+
+    @Test func subWithArgsPastMaxArgsBytesIsLimitAndCreatesNothing() {
+        var config = BrokerConfig(epoch: "e")
+        config.maxArgsBytes = 64
+        let harness = BrokerHarness(config)
+        let s = harness.connect()
+        let big = String(repeating: "x", count: 100)
+        let refused = harness.request(s, #"{"op":"sub","ch":"a","args":"\#(big)","rid":1}"#)
+        #expect(refused["error"] as? String == "limit" && refused["rid"] as? Int == 1)
+        #expect(s.subscriptions.isEmpty)
+        #expect(harness.request(s, #"{"op":"sub","ch":"a","args":{"k":1}}"#)["ok"] as? String == "sub")
+    }
+
+    @Test func maxArgsBytesDefaultsTo4KiB() {
+        #expect(BrokerConfig().maxArgsBytes == 4_096)
+    }
+
+    @Test func declarePastMaxDeclaredIsLimitButRedeclaringIsFine() {
+        var config = BrokerConfig(epoch: "e")
+        config.maxDeclared = 2
+        let harness = BrokerHarness(config)
+        let s = harness.connect()
+        #expect(harness.request(s, #"{"op":"declare","ch":"i.1"}"#)["ok"] as? String == "declare")
+        #expect(harness.request(s, #"{"op":"declare","ch":"i.2"}"#)["ok"] as? String == "declare")
+        #expect(harness.request(s, #"{"op":"declare","ch":"i.2"}"#)["ok"] as? String == "declare")
+        #expect(harness.request(s, #"{"op":"declare","ch":"i.3"}"#)["error"] as? String == "limit")
+        #expect(harness.request(s, #"{"op":"remove","ch":"i.1"}"#)["ok"] as? String == "remove")
+        #expect(harness.request(s, #"{"op":"declare","ch":"i.3"}"#)["ok"] as? String == "declare")
+    }
+
+    @Test func linkPastMaxLinksIsLimitButRelinkingIsFine() {
+        var config = BrokerConfig(epoch: "e")
+        config.maxLinks = 1
+        let harness = BrokerHarness(config)
+        let s = harness.connect()
+        #expect(harness.request(s, #"{"op":"link","ch":"l.a","parent":"p"}"#)["ok"] as? String == "link")
+        #expect(harness.request(s, #"{"op":"link","ch":"l.a","parent":"q"}"#)["ok"] as? String == "link")
+        #expect(harness.request(s, #"{"op":"link","ch":"l.b","parent":"p"}"#)["error"] as? String == "limit")
+        harness.broker.disconnect(s)
+        #expect(harness.broker.links.isEmpty && harness.broker.linksByOwner.isEmpty)
+    }
+
+    @Test func manyDeclaredChannelsAreRemovedInDeclarationOrderAndLeaveNothing() {
+        let harness = BrokerHarness()
+        let owner = harness.connect()
+        let watcher = harness.connect()
+        harness.subscribe(watcher, #""ch":"$sys.channel.removed""#)
+        let count = 2_000
+        for n in 0..<count { harness.send(owner, #"{"op":"declare","ch":"inst.\#(count - n)"}"#) }
+        _ = harness.frames(owner)
+        #expect(harness.request(owner, #"{"op":"remove","all":true}"#)["count"] as? Int == count)
+        let removed = harness.frames(watcher).compactMap { ($0["data"] as? [String: Any])?["ch"] as? String }
+        #expect(removed == (0..<count).map { "inst.\(count - $0)" })
+        #expect(harness.broker.instances.count == 0)
+        #expect(harness.broker.directory.count == harness.broker.reservedChannelCount, "only the daemon's $sys channels stay")
+        #expect(harness.broker.clientChannelCount == 0)
+    }
+
+    /// Lock answers list at most `maxListLimit` subscriptions and say so; the lock still
+    /// covers every subscription it matches.
+    @Test func lockAnswerIsCappedAndSaysTruncatedWhileTheLockCoversEverything() {
+        let harness = BrokerHarness()
+        let holder = harness.connect()
+        let count = Broker.maxListLimit + 200
+        for n in 0..<count { harness.send(holder, #"{"op":"sub","ch":"t.\#(n)","sub":"s\#(n)"}"#) }
+        _ = harness.frames(holder)
+        let locker = harness.connect()
+        let answer = harness.request(locker, #"{"op":"lock","ch":"t.*"}"#)
+        #expect((answer["subs"] as? [String])?.count == Broker.maxListLimit)
+        #expect(answer["truncated"] as? Bool == true)
+        let publisher = harness.connect()
+        harness.send(publisher, #"{"op":"pub","ch":"t.\#(count - 1)"}"#)
+        #expect(harness.frames(holder).isEmpty, "the lock covers subscriptions past the listed ones")
+        let small = harness.request(locker, #"{"op":"lock","ch":"t.5"}"#)
+        #expect(small["subs"] as? [String] == ["c1/s5"] && small["truncated"] == nil)
+    }
+
+    /// The attacker's setup from issue 12: alice may subscribe `app.>` minus `app.secret.>`.
+    private func aliceAndAdmin() -> (BrokerHarness, alice: Session, admin: Session) {
+        let harness = BrokerHarness(authConfig([
+            user("alice", token: "a", publish: rule(allow: ["app.>"]), subscribe: rule(allow: ["app.>"], deny: ["app.secret.>"])),
+            user("admin", token: "root"),
+        ]))
+        return (harness, harness.connect(token: "a"), harness.connect(token: "root"))
+    }
+
+    @Test func lockAnswersListOnlySubscriptionsTheCallerMaySubscribeTo() {
+        let (harness, alice, admin) = aliceAndAdmin()
+        harness.subscribe(admin, #""ch":"app.secret.plans","sub":"hidden""#)
+        harness.subscribe(admin, #""ch":"app.open","sub":"shown""#)
+        harness.subscribe(admin, #""ch":">","sub":"everything""#)
+        let lock = harness.request(alice, #"{"op":"lock","ch":"app.>"}"#)
+        #expect(lock["subs"] as? [String] == ["c2/shown"], "\(lock)")
+        let locks = harness.request(alice, #"{"op":"locks","ch":"app.open"}"#)
+        let listed = (locks["locked"] as? [String] ?? []) + (locks["unlocked"] as? [String] ?? [])
+        #expect(listed == ["c2/shown"], "\(locks)")
+    }
+
+    @Test func channelsHidesLinkTargetsAndOwnersTheViewerMayNotSee() {
+        let (harness, alice, admin) = aliceAndAdmin()
+        _ = harness.request(admin, #"{"op":"link","ch":"app.menu","parent":"app.secret.root"}"#)
+        _ = harness.request(admin, #"{"op":"declare","ch":"app.doc"}"#)
+        _ = harness.request(alice, #"{"op":"declare","ch":"app.mine"}"#)
+        let seen = harness.request(alice, #"{"op":"channels","ch":"app.*"}"#)
+        let entries = Dictionary(uniqueKeysWithValues: (seen["channels"] as? [[String: Any]] ?? []).map { ($0["ch"] as? String ?? "", $0) })
+        #expect(entries["app.menu"]?["link"] == nil, "\(seen)")
+        #expect(entries["app.doc"]?["owner"] is NSNull && entries["app.doc"]?["owned"] as? Bool == true)
+        #expect(entries["app.mine"]?["owner"] as? String == "c1", "a user sees its own connections")
+        let adminView = harness.request(admin, #"{"op":"channels","ch":"app.*"}"#)
+        let adminEntries = (adminView["channels"] as? [[String: Any]] ?? [])
+        #expect(adminEntries.first { $0["ch"] as? String == "app.menu" }?["link"] as? String == "app.secret.root")
+        #expect(adminEntries.first { $0["ch"] as? String == "app.doc" }?["owner"] as? String == "c2")
+    }
+
+    @Test func reloadThatTakesPublishAwayReleasesLocksLinksAndDeclaredChannels() {
+        let (harness, alice, admin) = aliceAndAdmin()
+        harness.subscribe(admin, #""ch":"app.feed","sub":"feed""#)
+        _ = harness.request(alice, #"{"op":"lock","ch":"app.feed"}"#)
+        _ = harness.request(alice, #"{"op":"lock","ch":"app.alice.x"}"#)
+        _ = harness.request(alice, #"{"op":"link","ch":"app.a","parent":"app.b"}"#)
+        _ = harness.request(alice, #"{"op":"link","ch":"app.alice.a","parent":"app.alice.root"}"#)
+        _ = harness.request(alice, #"{"op":"declare","ch":"app.room"}"#)
+        _ = harness.request(alice, #"{"op":"declare","ch":"app.alice.room"}"#)
+        harness.broker.config = authConfig([
+            user("alice", token: "a", publish: rule(allow: ["app.alice.>"]), subscribe: rule(allow: ["app.>"])),
+            user("admin", token: "root"),
+        ])
+        harness.broker.applyAuthSettings(now: 1)
+        _ = harness.frames(alice)
+        #expect(harness.broker.locks.owned(by: alice.id).compactMap { $0.pattern.map { String(decoding: $0, as: UTF8.self) } } == ["app.alice.x"])
+        #expect(harness.broker.links.keys.map { String(decoding: $0, as: UTF8.self) } == ["app.alice.a"])
+        #expect(harness.broker.instances.owned(by: alice.id).map { String(decoding: $0, as: UTF8.self) } == ["app.alice.room"])
+        let publisher = harness.connect(token: "root")
+        harness.send(publisher, #"{"op":"pub","ch":"app.feed","data":1}"#)
+        #expect(harness.frames(admin).contains { $0["event"] as? String == "app.feed" }, "the released lock no longer holds")
+    }
+
+    /// Removal swaps the last subscription into the freed slot; deliveries still follow
+    /// subscription order, and a group still reaches every remaining member.
+    @Test func removingSubscriptionsInAnyOrderKeepsDeliveryInSubscriptionOrder() {
+        let harness = BrokerHarness()
+        let s = harness.connect()
+        for n in 0..<20 { harness.subscribe(s, #""ch":"o.x","sub":"s\#(n)""#) }
+        for n in [0, 7, 3, 19, 12] { _ = harness.request(s, #"{"op":"unsub","sub":"s\#(n)"}"#) }
+        harness.send(s, #"{"op":"pub","ch":"o.x"}"#)
+        let order = harness.frames(s).compactMap { $0["sub"] as? String }
+        #expect(order == [1, 2, 4, 5, 6, 8, 9, 10, 11, 13, 14, 15, 16, 17, 18].map { "s\($0)" })
+        let members = (0..<6).map { _ in harness.connect() }
+        for (n, member) in members.enumerated() { harness.subscribe(member, #""ch":"g.x","group":"w","sub":"m\#(n)""#) }
+        _ = harness.request(members[1], #"{"op":"unsub","sub":"m1"}"#)
+        _ = harness.request(members[4], #"{"op":"unsub","sub":"m4"}"#)
+        for _ in 0..<8 { harness.send(s, #"{"op":"pub","ch":"g.x"}"#) }
+        let counts = members.map { harness.frames($0).count }
+        #expect(counts[1] == 0 && counts[4] == 0)
+        let remaining: [Int] = [counts[0], counts[2], counts[3], counts[5]]
+        #expect(remaining == [2, 2, 2, 2], "\(counts)")
+    }
+}
