@@ -34,6 +34,9 @@ extension Broker {
                 }
             }
         }
+        enforcePendingPerUser()
+        recountPending()
+        sweepChannelRecords()
         flushSystemEvents()
         return overdue
     }

@@ -51,10 +51,12 @@ extension Broker {
         guard since >= 0 else { throw HeraldError(.badField, "field 'since' must be a seq, 0 or more") }
         guard !isWildcard else { throw HeraldError(.badField, "field 'since' needs a concrete channel, not a pattern") }
         catchUp.since = since
-        let channel = channel(named: pattern)
-        if since == channel.seq {
+        // Looked up, never made: a `sub` with `since` must not create channel records
+        // (they would bypass `max_channels`); a channel without a record has seq 0.
+        let seq = channels[pattern]?.seq ?? 0
+        if since == seq {
             catchUp.recovered = true
-        } else if since < channel.seq, let oldest = channel.history.oldestSeq {
+        } else if since < seq, let oldest = channels[pattern]?.history.oldestSeq {
             catchUp.recovered = since >= oldest - 1
         }
         return catchUp
@@ -67,17 +69,16 @@ extension Broker {
     }
 
     /// `kind:"current"` events for every matching channel that holds state, by name.
+    ///
+    /// A wildcard walks the name directory under the pattern's literal prefix (every channel
+    /// holding state has a record), not every retained entry of the daemon.
     private func sendCurrent(to subscription: Subscription) {
-        var names: [[UInt8]]
+        var names: [[UInt8]] = []
         if subscription.isWildcard {
-            names = subscription.pattern.withUnsafeBytes { pattern in
-                store.entries.compactMap { name, state in
-                    guard state.hasContent else { return nil }
-                    let hit = name.withUnsafeBytes { ChannelName.matches(pattern: pattern, channel: $0) }
-                    return hit ? name : nil
-                }
+            _ = walkDirectory(matching: subscription.pattern, after: nil, budget: Int.max) { name in
+                if store.state(of: name)?.hasContent == true { names.append(name) }
+                return true
             }
-            names.sort { $0.lexicographicallyPrecedes($1) }
         } else {
             names = store.state(of: subscription.pattern)?.hasContent == true ? [subscription.pattern] : []
         }
@@ -98,7 +99,7 @@ extension Broker {
 
     /// The channel's history after `since`, marked `replay:true`.
     private func replay(after since: Int, to subscription: Subscription) {
-        let channel = channel(named: subscription.pattern)
+        guard let channel = channels[subscription.pattern] else { return }
         channel.history.forEach(after: since) { _, middle, tail in
             guard subscription.isActive else { return }
             _ = deliverExtra(to: subscription, on: channel, middle, replay: true, tail)

@@ -24,9 +24,10 @@ extension Broker {
                 + "\" is owned by c" + String(owner))
         }
         try admitChannel(named: name)
+        try admitUserChannel(named: name, for: session)
         if instances.owner(of: name) == nil { try admitDeclaration(by: session) }
         instances.declare(name, by: session.id)
-        _ = channel(named: name)
+        charge(channel(named: name), to: session)
         answer(session, .declare) { out in
             out.appendRaw(#","ch":"#)
             out.appendJSONString(name)
@@ -87,9 +88,7 @@ extension Broker {
             }
             end(subscription)
         }
-        channels.removeValue(forKey: name)?.isRetired = true
-        directoryDrop(name)
-        locks.forgetMemo()
+        dropChannelRecord(name)
         channelRemoved(name, owner: owner, reason: reason)
     }
 

@@ -10,7 +10,7 @@ import HeraldWire
 extension Broker {
     /// `append`: adds one element at the end; an unset channel becomes a list.
     func appendElement(_ session: Session) throws(HeraldError) {
-        let name = try stateChannel(mutating: true)
+        let name = try stateChannel(mutating: true, for: session)
         let element = try requestedElement()
         let count = try listCount(name)
         guard let rev = try expectedRev(name, session) else { return }
@@ -21,7 +21,7 @@ extension Broker {
 
     /// `assign`: replaces element `index`.
     func assignElement(_ session: Session) throws(HeraldError) {
-        let name = try stateChannel(mutating: true)
+        let name = try stateChannel(mutating: true, for: session)
         let element = try requestedElement()
         let index = try requestedIndex()
         let count = try listCount(name)
@@ -36,7 +36,7 @@ extension Broker {
 
     /// `splice`: removes `remove` elements at `index` and inserts `insert` there.
     func spliceList(_ session: Session) throws(HeraldError) {
-        let name = try stateChannel(mutating: true)
+        let name = try stateChannel(mutating: true, for: session)
         let index = try requestedIndex()
         let remove = try scanner.int(.remove) ?? 0
         guard remove >= 0 else { throw HeraldError(.badField, "field 'remove' must be 0 or more") }

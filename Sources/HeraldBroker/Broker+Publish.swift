@@ -33,7 +33,9 @@ extension Broker {
             try ChannelName.validateConcrete(bytes)
             let name = Array(bytes)
             try admitChannel(named: name)
+            try admitUserChannel(named: name, for: session)
             let named = channel(named: name)
+            charge(named, to: session)
             session.lastChannel = named
             return named
         }

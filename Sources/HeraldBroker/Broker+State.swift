@@ -32,7 +32,7 @@ extension Broker {
 
     /// `set`: replaces the value (an array replaces the whole list).
     private func setValue(_ session: Session) throws(HeraldError) {
-        let name = try stateChannel(mutating: true)
+        let name = try stateChannel(mutating: true, for: session)
         guard let value = scanner.raw(.value) else { throw HeraldError(.missingField, "missing field 'value'") }
         guard let rev = try expectedRev(name, session) else { return }
         let record = StateRecord.set(channel: name, rev: rev + 1, value: Array(value))
@@ -46,7 +46,7 @@ extension Broker {
 
     /// `del`: clears the value or list; the `rev` rises and stays.
     private func deleteState(_ session: Session) throws(HeraldError) {
-        let name = try stateChannel(mutating: true)
+        let name = try stateChannel(mutating: true, for: session)
         guard let rev = try expectedRev(name, session) else { return }
         guard store.state(of: name)?.hasContent == true else {
             // Nothing to clear: no change, no event, no new rev.
@@ -60,7 +60,7 @@ extension Broker {
 
     /// `touch`: re-sends the current value to subscribers without changing it.
     private func touchState(_ session: Session) throws(HeraldError) {
-        let name = try stateChannel(mutating: true)
+        let name = try stateChannel(mutating: true, for: session)
         guard let state = store.state(of: name), state.hasContent else {
             throw HeraldError(.notFound, "channel holds no value or list to touch")
         }
@@ -73,7 +73,7 @@ extension Broker {
 
     /// The concrete channel a state op names.
     /// - Parameter mutating: whether the op changes state (then `$…` names are forbidden).
-    func stateChannel(mutating: Bool) throws(HeraldError) -> [UInt8] {
+    func stateChannel(mutating: Bool, for session: Session? = nil) throws(HeraldError) -> [UInt8] {
         guard scanner.isPresent(.ch) else { throw HeraldError(.missingField, "missing field 'ch'") }
         let name = try scanner.withString(.ch) { bytes throws(HeraldError) -> [UInt8] in
             if mutating && ChannelName.isReserved(bytes) {
@@ -83,7 +83,10 @@ extension Broker {
             return Array(bytes)
         }
         guard let name else { throw HeraldError(.missingField, "missing field 'ch'") }
-        if mutating { try admitChannel(named: name) }
+        if mutating {
+            try admitChannel(named: name)
+            if let session { try admitUserChannel(named: name, for: session) }
+        }
         return name
     }
 
@@ -130,6 +133,7 @@ extension Broker {
         middle: (inout [UInt8]) -> Void = { _ in }, tail: (inout [UInt8]) -> Void
     ) {
         let channel = channel(named: name)
+        charge(channel, to: session)
         channel.seq += 1
         var fields: [UInt8] = []
         fields.appendRaw(#","kind":""#)

@@ -23,6 +23,7 @@ extension Broker {
             throw HeraldError(.badField, "field 'sub' must be 1 to 255 bytes")
         }
         try admitSubscription(named: name, in: session)
+        try admitUserSubscription(named: name, in: session)
         if let old = session.subscriptions[name] { retire(old) }
         nextSerial += 1
         let subscription = Subscription(
@@ -32,6 +33,7 @@ extension Broker {
         session.subscriptions[name] = subscription
         applyLocks(to: subscription)
         if index.insert(subscription) && !isWildcard { directoryAdd(pattern) }
+        account(of: session)?.subscriptions += 1
         answer(session, .sub) { out in
             out.appendRaw(#","sub":"#)
             out.append(contentsOf: subscription.quotedName)

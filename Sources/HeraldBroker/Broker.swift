@@ -74,6 +74,10 @@ public final class Broker {
     var directory = SortedNames()
     /// Links each connection made, for release and `max_links` (`Broker+Links.swift`).
     var linksByOwner: [ConnectionID: Set<[UInt8]>] = [:]
+    /// Queued plus in-flight output over every session, as last accounted (`max_pending_total`).
+    var pendingTotal = 0
+    /// Where the channel-record sweep goes on from (`sweepChannelRecords`).
+    var sweepCursor: [UInt8]?
     /// Per-user accounts for `UserLimits`, by user name (auth on only).
     var accounts: [String: UserAccount] = [:]
 
@@ -127,6 +131,7 @@ public final class Broker {
     public func disconnect(_ session: Session) {
         removeAllSubscriptions(of: session)
         leave(session)
+        forgetPending(of: session)
         sessions[session.id] = nil
         flushSystemEvents()
     }
@@ -143,6 +148,8 @@ public final class Broker {
     /// Hands every session with pending output or a close request to `body`, once each.
     public func drainDirty(_ body: (Session) -> Void) {
         flushSystemEvents()
+        for session in dirty { accountPending(of: session) }
+        enforcePendingTotal()
         while !dirty.isEmpty {
             let batch = dirty
             dirty.removeAll(keepingCapacity: true)
@@ -207,6 +214,10 @@ public final class Broker {
     /// Takes a subscription out of the index; the caller removes it from its session.
     func retire(_ subscription: Subscription) {
         subscription.isActive = false
+        if let account = account(of: subscription.session) {
+            account.subscriptions -= 1
+            dropIfEmpty(account)
+        }
         if index.remove(subscription) && !subscription.isWildcard { directoryDrop(subscription.pattern) }
     }
 }

@@ -41,6 +41,9 @@ public struct BrokerConfig: Sendable, Equatable {
     public var maxSignals = 100_000
     /// Most locks one connection may hold (`max_locks`).
     public var maxLocks = 100_000
+    /// Bound on queued plus in-flight output over all connections (`max_pending_total`); past
+    /// it the connections holding the most are cut first.
+    public var maxPendingTotal = 512 << 20
     /// Longest `args` of one subscription, in bytes of raw JSON (`max_args_bytes`).
     public var maxArgsBytes = 4_096
     /// Most instance channels one connection may have declared (`max_declared`).

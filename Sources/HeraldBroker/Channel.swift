@@ -41,6 +41,8 @@ final class Channel {
     var isRetired = false
     /// The channel's last events, for `sub` with `since`.
     var history = EventHistory()
+    /// The account of the user whose request made the record (`user_limits.channels`).
+    var creator: UserAccount?
 
     init(name: [UInt8]) {
         self.name = name

@@ -44,6 +44,8 @@ public final class Session {
     var hasLeft = false
     /// Signals this connection sent that are still under way (`max_signals`).
     var signalsInFlight = 0
+    /// `pendingBytes` as last added to the broker's running total (`Broker+FairShare.swift`).
+    var accountedPending = 0
     /// Set while the session sits in the broker's dirty list.
     var isDirty = false
     /// Answers held until their state records are durable (see `Session+Barriers.swift`).

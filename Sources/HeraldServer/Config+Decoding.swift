@@ -93,6 +93,7 @@ extension Config: Decodable {
         maxArgsBytes = try reader.integer(.maxArgsBytes) ?? maxArgsBytes
         maxDeclared = try reader.integer(.maxDeclared) ?? maxDeclared
         maxLinks = try reader.integer(.maxLinks) ?? maxLinks
+        maxPendingTotal = try reader.integer(.maxPendingTotal) ?? maxPendingTotal
         authTimeoutMs = try reader.integer(.authTimeoutMs) ?? authTimeoutMs
         authMaxLine = try reader.integer(.authMaxLine) ?? authMaxLine
         authUsers = try reader.authUsers() ?? authUsers

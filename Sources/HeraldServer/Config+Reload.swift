@@ -28,6 +28,7 @@ extension Config {
         merged.maxArgsBytes = new.maxArgsBytes
         merged.maxDeclared = new.maxDeclared
         merged.maxLinks = new.maxLinks
+        merged.maxPendingTotal = new.maxPendingTotal
         merged.authUsers = new.authUsers
         merged.authTimeoutMs = new.authTimeoutMs
         merged.authMaxLine = new.authMaxLine

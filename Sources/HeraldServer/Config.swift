@@ -53,6 +53,8 @@ public struct Config: Equatable, Sendable {
     public var maxDeclared: Int = 100_000
     /// Most links one connection may hold (`max_links`).
     public var maxLinks: Int = 100_000
+    /// Bound on queued plus in-flight output over all connections (`max_pending_total`).
+    public var maxPendingTotal: Int = 512 << 20
     /// Users allowed to connect (`auth.users`); none turns auth off.
     public var authUsers: [AuthUser] = []
     /// Milliseconds a connection has to authenticate when auth is on (`auth_timeout_ms`).

@@ -37,6 +37,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
     case maxArgsBytes = "max_args_bytes"
     case maxDeclared = "max_declared"
     case maxLinks = "max_links"
+    case maxPendingTotal = "max_pending_total"
     case auth
     case authTimeoutMs = "auth_timeout_ms"
     case authMaxLine = "auth_max_line"
@@ -77,6 +78,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .tlsHost, .tlsCert, .tlsKey: return .text(maxBytes: nil)
         case .maxLocks, .maxDeclared, .maxLinks: return .integer(1...10_000_000)
         case .maxArgsBytes: return .integer(2...1_048_576)
+        case .maxPendingTotal: return .integer(1_048_576...1 << 40)
         case .auth: return .section("an object: { users: [{ name, token_hash or token, publish?, subscribe? }…] }")
         case .authTimeoutMs: return .integer(100...3_600_000)
         case .authMaxLine: return .integer(256...1_048_576)
@@ -104,7 +106,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .logLevel, .maxLine, .maxErrors, .heartbeatMs, .maxPending, .slowConsumer: return true
         case .history, .historyBytes, .maxValueBytes, .maxListLength, .maxRetainedBytes: return true
         case .maxConnections, .maxSubs, .maxChannels, .maxRequests, .maxSignals, .maxLocks: return true
-        case .maxArgsBytes, .maxDeclared, .maxLinks: return true
+        case .maxArgsBytes, .maxDeclared, .maxLinks, .maxPendingTotal: return true
         case .auth, .authTimeoutMs, .authMaxLine: return true
         }
     }

@@ -26,6 +26,7 @@ extension Server {
         tunables.maxArgsBytes = config.maxArgsBytes
         tunables.maxDeclared = config.maxDeclared
         tunables.maxLinks = config.maxLinks
+        tunables.maxPendingTotal = config.maxPendingTotal
         tunables.auth = AuthSettings(users: config.authUsers, timeoutMs: config.authTimeoutMs, maxLine: config.authMaxLine)
         return tunables
     }

@@ -201,7 +201,7 @@ private func errorMessage(_ text: String) -> String? {
                                     "history", "history_bytes", "max_value_bytes", "max_list_length", "max_retained_bytes",
                                     "max_connections", "max_subs", "max_channels", "max_requests", "max_signals",
                                     "monitor_timeout_ms", "max_locks", "max_args_bytes", "max_declared", "max_links",
-                                    "auth", "auth_timeout_ms", "auth_max_line"])
-        #expect(Config.allKeys.count == 37)
+                                    "max_pending_total", "auth", "auth_timeout_ms", "auth_max_line"])
+        #expect(Config.allKeys.count == 38)
     }
 }

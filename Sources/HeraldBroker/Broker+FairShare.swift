@@ -1,0 +1,157 @@
+import HeraldWire
+
+/// Fair shares (issue 12, section 3): what one user or one connection may take of what
+/// every user needs: outbound memory across the daemon (`max_pending_total`), per user
+/// (`UserLimits`), and channel records, which are collected once nothing holds them.
+extension Broker {
+    // MARK: - Outbound memory across connections
+
+    /// Brings the running total of queued and in-flight output up to date for a session
+    /// that just got bytes (called as dirty sessions are drained, once per loop pass).
+    func accountPending(of session: Session) {
+        let pending = session.pendingBytes
+        pendingTotal += pending - session.accountedPending
+        session.accountedPending = pending
+    }
+
+    /// Takes a departing session out of the running total.
+    func forgetPending(of session: Session) {
+        pendingTotal -= session.accountedPending
+        session.accountedPending = 0
+    }
+
+    /// Past `max_pending_total`, cuts the connections holding the most output, largest
+    /// first, until the total is back under it (the slow-consumer close: an error frame,
+    /// queued events dropped). Costs one pass over the sessions, and only when the running
+    /// total (which counts bytes written since the last recount) says the cap may be passed.
+    func enforcePendingTotal() {
+        guard pendingTotal > config.maxPendingTotal else { return }
+        recountPending()
+        guard pendingTotal > config.maxPendingTotal else { return }
+        let heaviest = sessions.values.filter { !$0.closeAfterFlush && $0.pendingBytes > 0 }
+            .sorted { $0.pendingBytes > $1.pendingBytes }
+        for session in heaviest {
+            guard pendingTotal > config.maxPendingTotal else { break }
+            disconnectSlowConsumer(session)
+            accountPending(of: session)
+        }
+    }
+
+    /// Recomputes the running total exactly (bytes the server wrote since are subtracted).
+    func recountPending() {
+        var total = 0
+        for session in sessions.values {
+            session.accountedPending = session.pendingBytes
+            total += session.accountedPending
+        }
+        pendingTotal = total
+    }
+
+    /// Per user: past its `pending_bytes`, the user's connection holding the most output is
+    /// cut, then the next, until the user is back under. Run from `tick`, which already
+    /// visits every session, so it adds no pass of its own.
+    func enforcePendingPerUser() {
+        guard config.auth.isEnabled else { return }
+        var byUser: [String: [Session]] = [:]
+        var totals: [String: Int] = [:]
+        for session in sessions.values where !session.closeAfterFlush && session.pendingBytes > 0 {
+            guard let user = session.user else { continue }
+            byUser[user.name, default: []].append(session)
+            totals[user.name, default: 0] += session.pendingBytes
+        }
+        for (name, sessionsOfUser) in byUser {
+            guard var total = totals[name], let limit = sessionsOfUser.first?.user?.limits.pendingBytes, total > limit else { continue }
+            for session in sessionsOfUser.sorted(by: { $0.pendingBytes > $1.pendingBytes }) {
+                guard total > limit else { break }
+                let before = session.pendingBytes
+                disconnectSlowConsumer(session)
+                total -= before - session.pendingBytes
+            }
+        }
+    }
+
+    // MARK: - Per-user accounts
+
+    /// The account of the session's user, made on first use; nil without auth.
+    func account(of session: Session) -> UserAccount? {
+        guard let user = session.user else { return nil }
+        if let known = accounts[user.name] { return known }
+        let made = UserAccount(name: user.name)
+        accounts[user.name] = made
+        return made
+    }
+
+    /// Forgets an account nothing is charged to any more.
+    func dropIfEmpty(_ account: UserAccount) {
+        if account.isEmpty && accounts[account.name] === account { accounts[account.name] = nil }
+    }
+
+    /// Refuses a new subscription past the user's `subscriptions`.
+    func admitUserSubscription(named name: [UInt8], in session: Session) throws(HeraldError) {
+        guard session.subscriptions[name] == nil, let user = session.user, let account = account(of: session),
+              account.subscriptions >= user.limits.subscriptions else { return }
+        throw HeraldError(.limit, "user \"" + user.name + "\" holds its limit of "
+            + String(user.limits.subscriptions) + " subscriptions (user_limits.subscriptions)")
+    }
+
+    /// Refuses a channel record past the user's `channels` (records it made that still exist).
+    func admitUserChannel(named name: [UInt8], for session: Session) throws(HeraldError) {
+        guard channels[name] == nil, let user = session.user, let account = account(of: session),
+              account.channels >= user.limits.channels else { return }
+        throw HeraldError(.limit, "user \"" + user.name + "\" has created its limit of "
+            + String(user.limits.channels) + " channels (user_limits.channels)")
+    }
+
+    /// Charges a channel record to the user whose request made it, once.
+    func charge(_ channel: Channel, to session: Session) {
+        guard channel.creator == nil, let account = account(of: session) else { return }
+        channel.creator = account
+        account.channels += 1
+    }
+
+    // MARK: - Channel records
+
+    /// Drops a channel record: its `seq`, history and match cache go; the name leaves the
+    /// directory unless a subscription or link still names it; its creator is credited.
+    func dropChannelRecord(_ name: [UInt8]) {
+        guard let channel = channels.removeValue(forKey: name) else { return }
+        channel.isRetired = true
+        if channel.history.count > 0 { forgetHistory(of: channel) }
+        if let creator = channel.creator {
+            creator.channels -= 1
+            channel.creator = nil
+            dropIfEmpty(creator)
+        }
+        directoryDrop(name)
+        locks.forgetMemo()
+    }
+
+    /// Collects channel records nothing holds: no subscription reaches them, no history,
+    /// no retained state (not even a tombstone), no owner, no link. Visits at most `budget`
+    /// names per call from where the last call stopped, so a sweep of millions of records
+    /// is spread over ticks and never stalls the loop. A collected channel's `seq` starts
+    /// again at 1; nobody can tell, as nobody subscribes to it and it has no history.
+    func sweepChannelRecords(budget: Int = Broker.sweepBudget) {
+        var idle: [[UInt8]] = []
+        var visited = 0
+        var last: [UInt8]?
+        directory.forEach(from: sweepCursor ?? [], excluding: sweepCursor != nil) { name in
+            guard visited < budget else { return false }
+            visited += 1
+            last = name
+            if let channel = channels[name], isIdle(channel) { idle.append(name) }
+            return true
+        }
+        sweepCursor = visited < budget ? nil : last
+        for name in idle { dropChannelRecord(name) }
+    }
+
+    /// How many directory names one sweep visits.
+    static let sweepBudget = 20_000
+
+    private func isIdle(_ channel: Channel) -> Bool {
+        let name = channel.name
+        return !ChannelName.isReserved(name) && channel.history.count == 0 && store.state(of: name) == nil
+            && instances.owner(of: name) == nil && links[name] == nil && index.matchCount(for: name) == 0
+    }
+}
