@@ -5,5 +5,7 @@ extension Broker {
     /// Ends what `session`'s current user may no longer hold. Called by `applyAuthSettings`
     /// after the session took its user's new permissions.
     func revokeRights(of session: Session, now: Int) {
+        revokeReplyRights(of: session)
+        revokeSignalOffers(of: session, now: now)
     }
 }
