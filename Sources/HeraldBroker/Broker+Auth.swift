@@ -107,6 +107,7 @@ extension Broker {
             endForbiddenSubscriptions(of: session)
             revokeRights(of: session, now: now)
         }
+        revokeSharedRights(now: now)
         flushSystemEvents()
     }
 

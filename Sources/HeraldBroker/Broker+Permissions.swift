@@ -33,7 +33,11 @@ extension Broker {
     /// filtered). `channels` without `ch` asks about every channel, as `>`. `link` needs
     /// `publish` on `parent` too. Frames whose `ch` is missing or invalid pass here and get
     /// their usual error from the op itself. Concrete names are checked without copying.
+    ///
+    /// `stats` names no channel but reports on every connection and channel, the daemon-wide
+    /// view `$sys.>` gives, so it needs `subscribe` on `$sys.>` (issue 12).
     func checkPermission(_ op: Op, of user: AuthUser) throws(HeraldError) {
+        if op == .stats { return try checkSystemView(user) }
         guard let access = op.requiredAccess else { return }
         let rule = access == .publish ? user.publish : user.subscribe
         if rule.isUnrestricted { return }
@@ -43,6 +47,32 @@ extension Broker {
         }
         try checkChannelField(.ch, op, rule)
         if op == .link { try checkChannelField(.parent, op, rule) }
+    }
+
+    /// The pattern whose `subscribe` permission `stats` needs.
+    static let systemViewPattern: [UInt8] = Array("$sys.>".utf8)
+
+    /// Refuses `stats` to a user who may not subscribe to `$sys.>`.
+    private func checkSystemView(_ user: AuthUser) throws(HeraldError) {
+        guard user.subscribe.permits(pattern: Broker.systemViewPattern) else {
+            throw HeraldError(.forbidden, "stats needs subscribe permission for \"$sys.>\"")
+        }
+    }
+
+    /// Whether `session` may subscribe to the concrete channel `name` now: always with auth
+    /// off (no user), else by its user's `subscribe` rule. Checked where the daemon hands a
+    /// connection something derived from a channel without a `sub` (a signal offer).
+    func maySubscribe(_ session: Session, to name: [UInt8]) -> Bool {
+        guard let rule = session.user?.subscribe, !rule.isUnrestricted else { return true }
+        return name.withUnsafeBytes { rule.permits(channel: $0) }
+    }
+
+    /// Whether `session` may publish on the concrete channel `name` now: always with auth
+    /// off (no user), else by its user's `publish` rule. Checked where an op acts on a
+    /// channel it does not name (a `reply` answers on the request's channel).
+    func mayPublish(_ session: Session, to name: [UInt8]) -> Bool {
+        guard let rule = session.user?.publish, !rule.isUnrestricted else { return true }
+        return name.withUnsafeBytes { rule.permits(channel: $0) }
     }
 
     private func checkChannelField(_ field: RequestField, _ op: Op, _ rule: ChannelRule) throws(HeraldError) {

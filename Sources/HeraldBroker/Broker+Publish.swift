@@ -124,6 +124,9 @@ extension Broker {
             session.outbound.appendRaw(eventShared.bytes(eventSplit..<shared))
         }
         delivered(to: subscription, isLast: isLast)
+        // A request with auth on remembers who may answer it; for `pub` this is one
+        // predictable branch on a flag that stays false.
+        if requests.isCollectingRecipients { requests.noteRecipient(session.id) }
         return true
     }
 

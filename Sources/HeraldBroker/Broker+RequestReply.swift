@@ -7,6 +7,11 @@ import HeraldWire
 /// the requester as `{"ok":"req","from":C,"data":…}`; later ones are dropped. Nobody to
 /// deliver to is `no_responders` at once; no reply in time is `timeout`. Tokens are 128
 /// random bits per request, from the broker's injected source (a CSPRNG by default).
+///
+/// With auth on a token is not a right to answer (issue 12): a `reply` is accepted only from
+/// a connection the request was delivered to whose user may publish on the request's
+/// channel; anyone else is `forbidden` and the request keeps waiting for its real answer.
+/// With auth off the token is enough, as it always was.
 extension Broker {
     /// How long a request waits when it names no `timeout_ms`.
     static let defaultRequestTimeoutMs = 1_000
@@ -38,7 +43,11 @@ extension Broker {
         token.appendHex(to: &replyField)
         replyField.append(UInt8(ascii: "\""))
         buildSharedParts(seq: channel.seq, from: session, data: scanner.raw(.data), middle: replyField)
-        guard fanOut(on: channel, from: session) > 0 else {
+        let guarded = config.auth.isEnabled
+        if guarded { requests.beginCollectingRecipients() }
+        let receivers = fanOut(on: channel, from: session)
+        let recipients = guarded ? requests.endCollectingRecipients() : nil
+        guard receivers > 0 else {
             throw HeraldError(.noResponders, "no subscriber received the request on \""
                 + String(decoding: channel.name, as: UTF8.self) + "\"")
         }
@@ -46,20 +55,25 @@ extension Broker {
         // requester that has left must leave nothing behind.
         guard !session.hasLeft else { return }
         let pending = PendingRequest(
-            token: token, requester: session, rid: current.ridRaw.map { Array($0) }, timeoutMs: timeout)
+            token: token, requester: session, channel: channel, recipients: recipients,
+            rid: current.ridRaw.map { Array($0) }, timeoutMs: timeout)
         let id = requests.add(pending)
         deadlines.schedule(at: now + timeout, kind: .request, id: id)
     }
 
     /// `reply {to, data?}`: answers a request; a token that is unknown, expired or already
     /// answered is ignored. With a `rid` the answer says whether the reply was `delivered`.
+    /// - Throws: `forbidden` (auth on) when the request was not delivered to this connection
+    ///   or its user may not publish on the request's channel; the request stays pending.
     func reply(from session: Session) throws(HeraldError) {
         guard scanner.isPresent(.to) else { throw HeraldError(.missingField, "missing field 'to'") }
         let found = try scanner.withString(.to) { bytes throws(HeraldError) in
             ReplyToken(hex: bytes).flatMap { requests.id(for: $0) }
         }
         var delivered = false
-        if let id = found ?? nil, let pending = requests.take(id) {
+        if let id = found ?? nil, let pending = requests.request(id) {
+            try checkReplyRight(of: session, to: pending)
+            _ = requests.take(id)
             deadlines.cancel(kind: .request, id: id)
             delivered = true
             let data = scanner.raw(.data)
@@ -78,6 +92,30 @@ extension Broker {
         guard current.ridRaw != nil else { return }
         answer(session, .reply) { out in
             out.appendRaw(delivered ? #","delivered":true"# : #","delivered":false"#)
+        }
+    }
+
+    /// With auth on, refuses a reply from a connection the request was not delivered to, or
+    /// whose user may not publish on its channel (a request made before auth was turned on
+    /// recorded no recipients, so nobody may answer it; it times out).
+    private func checkReplyRight(of session: Session, to pending: PendingRequest) throws(HeraldError) {
+        guard config.auth.isEnabled else { return }
+        guard pending.recipients?.contains(session.id) == true else {
+            throw HeraldError(.forbidden, "this connection was not sent the request it replies to")
+        }
+        guard mayPublish(session, to: pending.channel.name) else {
+            throw HeraldError(.forbidden, "no publish permission for \""
+                + String(decoding: pending.channel.name, as: UTF8.self) + "\", the request's channel")
+        }
+    }
+
+    /// After SIGHUP: `session` leaves the recipients of every request on a channel its user
+    /// may no longer publish on, so a reply from it is `forbidden` from now on.
+    func revokeReplyRights() {
+        guard requests.count > 0 else { return }
+        requests.removeRecipients { request, recipient in
+            guard let session = sessions[recipient] else { return true }
+            return !mayPublish(session, to: request.channel.name)
         }
     }
 

@@ -9,4 +9,13 @@ extension Broker {
         revokeLinks(of: session)
         revokeDeclarations(of: session)
     }
+
+    /// Ends what rights no connection holds any more over things many connections share:
+    /// reply tokens and held signal offers. Called once per reload, after every session took
+    /// its new permissions, so it walks the pending requests and signals once, not once per
+    /// connection.
+    func revokeSharedRights(now: Int) {
+        revokeReplyRights()
+        revokeSignalOffers(now: now)
+    }
 }

@@ -57,6 +57,11 @@ extension Broker {
         guard let pending = try offeredSignal(to: session) else {
             throw HeraldError(.notFound, "no signal with that id is under way")
         }
+        // A handler asked earlier whose user lost the origin since (SIGHUP) speaks no more.
+        guard maySubscribe(session, to: pending.origin) else {
+            throw HeraldError(.forbidden, "no subscribe permission for the signal's origin \""
+                + String(decoding: pending.origin, as: UTF8.self) + "\"")
+        }
         let data = scanner.raw(.data)
         write(pending.sender) { out in
             out.appendRaw(#"{"callback":"#)
@@ -101,7 +106,7 @@ extension Broker {
             while pending.nextCandidate < pending.candidates.count {
                 let handler = pending.candidates[pending.nextCandidate]
                 pending.nextCandidate += 1
-                guard let level = pending.level, mayOffer(handler, level: level) else { continue }
+                guard let level = pending.level, mayOffer(pending, to: handler, level: level) else { continue }
                 offer(pending, to: handler, level: level, now: now)
                 return
             }
@@ -115,9 +120,17 @@ extension Broker {
         }
     }
 
-    private func mayOffer(_ handler: Subscription, level: [UInt8]) -> Bool {
+    /// Whether `handler` may be asked at `level`: active, its connection staying, not
+    /// locked, and its user allowed to subscribe to the signal's origin (issue 12).
+    ///
+    /// Why the origin and not the level: the offer carries the origin's name and data, and a
+    /// handler's pattern (`app.*`) or a `link` can reach a level above a channel its user is
+    /// denied (`app.secret.x`). Checked at every level, links included; a handler refused
+    /// here is skipped, neither asked nor counted in `hops`.
+    private func mayOffer(_ pending: PendingSignal, to handler: Subscription, level: [UInt8]) -> Bool {
         handler.isActive && !handler.session.closeAfterFlush
             && (locks.count == 0 || !isLocked(handler, named: level))
+            && maySubscribe(handler.session, to: pending.origin)
     }
 
     /// Handler subscriptions matching a level, in subscription order.
@@ -229,6 +242,26 @@ extension Broker {
                 pending.timeouts.append(handler)
                 advance(pending, now: now)
             }
+        }
+    }
+
+    /// After SIGHUP: an offer `session` holds for a signal whose origin its user may no
+    /// longer subscribe to counts as `pass` (listed in `timeouts`) and the signal moves on at
+    /// once, as when the handler leaves. Offers it may still see are left alone.
+    func revokeSignalOffers(now: Int) {
+        guard !signals.isEmpty else { return }
+        let revoked = signals.values.filter { pending in
+            guard let holder = pending.offeredTo, let session = sessions[holder] else { return false }
+            return !maySubscribe(session, to: pending.origin)
+        }.sorted { $0.id < $1.id }
+        for pending in revoked {
+            // Moving one signal on can close a sender, which ends its signals: look again.
+            guard signals[pending.id] === pending, let holder = pending.offeredTo,
+                  let session = sessions[holder], !maySubscribe(session, to: pending.origin),
+                  let handler = pending.offeredID else { continue }
+            deadlines.cancel(kind: .signalOffer, id: pending.id)
+            pending.timeouts.append(handler)
+            advance(pending, now: now)
         }
     }
 }

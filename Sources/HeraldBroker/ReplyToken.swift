@@ -1,7 +1,8 @@
 /// The unguessable token a request event carries in `reply`: 128 random bits, 32 hex digits.
 ///
-/// Why random rather than a counter: any connection may send `reply {to}`, so a token must
-/// not be derivable from others a subscriber saw. Kept as two words so the pending-request
+/// Why random rather than a counter: with auth off any connection holding the token may send
+/// `reply {to}`, so a token must not be derivable from others a subscriber saw. (With auth on
+/// the token alone is not enough: see `PendingRequest.recipients`.) Kept as two words so the pending-request
 /// table hashes 16 bytes, not an array.
 struct ReplyToken: Hashable {
     let high: UInt64
@@ -50,6 +51,13 @@ struct PendingRequest {
     let token: ReplyToken
     /// Who asked; answered with the first reply, or `timeout`.
     let requester: Session
+    /// The channel it was sent on: a replier must (still) be allowed to publish there.
+    let channel: Channel
+    /// With auth on, the connections the request was delivered to, the only ones whose
+    /// `reply` is accepted (issue 12: seeing a token through a wide subscription is not a
+    /// right to answer). Nil when it was sent with auth off: then the token is enough.
+    /// Its size follows the request's own fan-out and it goes with the request.
+    var recipients: Set<ConnectionID>?
     /// The request's raw `rid`, echoed in the answer.
     let rid: [UInt8]?
     /// How long it waits, for the `timeout` message.
@@ -63,6 +71,10 @@ struct PendingRequests {
     private var byToken: [ReplyToken: Int] = [:]
     private var byRequester: [ConnectionID: Set<Int>] = [:]
     private var nextID = 0
+    /// Set while a request fans out with auth on, so `deliver` notes each recipient.
+    private(set) var isCollectingRecipients = false
+    /// The recipients noted so far, reused from one request to the next.
+    private var collected: [ConnectionID] = []
 
     /// How many requests wait for a reply.
     var count: Int { byID.count }
@@ -95,6 +107,42 @@ struct PendingRequests {
             byRequester = [:]
         }
         return request
+    }
+
+    /// The request with this id, left in place (a refused reply must not take it out).
+    func request(_ id: Int) -> PendingRequest? {
+        byID[id]
+    }
+
+    /// Starts noting the connections a request is delivered to.
+    mutating func beginCollectingRecipients() {
+        isCollectingRecipients = true
+    }
+
+    /// Notes one delivery (a connection with several matching subscriptions appears again).
+    mutating func noteRecipient(_ connection: ConnectionID) {
+        collected.append(connection)
+    }
+
+    /// Stops noting. - Returns: the distinct connections noted since `begin`.
+    mutating func endCollectingRecipients() -> Set<ConnectionID> {
+        isCollectingRecipients = false
+        let recipients = Set(collected)
+        collected.removeAll(keepingCapacity: collected.capacity <= 4096)
+        return recipients
+    }
+
+    /// Takes out of each request's recipients those for which `isRevoked` says so, so their
+    /// `reply` is refused from now on. One walk over every pending request and its recipients
+    /// per reload (not per connection): SIGHUP is rare and requests are short-lived, so no
+    /// per-recipient index is kept on the request path.
+    mutating func removeRecipients(where isRevoked: (PendingRequest, ConnectionID) -> Bool) {
+        for (id, request) in byID {
+            guard let recipients = request.recipients else { continue }
+            let revoked = recipients.filter { isRevoked(request, $0) }
+            if revoked.isEmpty { continue }
+            byID[id]?.recipients?.subtract(revoked)
+        }
     }
 
     /// How many requests of one requester wait for a reply.
