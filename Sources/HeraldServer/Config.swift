@@ -11,6 +11,9 @@ public struct Config: Equatable, Sendable {
     public var port: Int = 7400
     /// Path of a Unix socket listener (`unix`), or `nil` for none.
     public var unix: String? = nil
+    /// Permission bits the Unix socket gets after bind (`unix_mode`, written `"0660"`):
+    /// whoever may write the socket file may talk to the daemon, so owner and group only.
+    public var unixMode: Int = 0o660
     /// Directory for the persistence files (`data_dir`), or `nil` to keep state in memory only.
     public var dataDir: String? = nil
     /// Number of event-loop threads (`workers`).

@@ -37,6 +37,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
     case auth
     case authTimeoutMs = "auth_timeout_ms"
     case authMaxLine = "auth_max_line"
+    case unixMode = "unix_mode"
 
     /// Longest Unix socket path: `sun_path` is 108 bytes on Linux, one of them the NUL.
     static let maxUnixPathBytes = 107
@@ -76,6 +77,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .auth: return .section("an object: { users: [{ name, token_hash or token, publish?, subscribe? }…] }")
         case .authTimeoutMs: return .integer(100...3_600_000)
         case .authMaxLine: return .integer(256...1_048_576)
+        case .unixMode: return .octalMode
         }
     }
 
@@ -93,7 +95,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
     /// limits and the log level are read per event, so they can change under a running server.
     var isLive: Bool {
         switch self {
-        case .host, .port, .unix, .dataDir, .workers, .fsync, .compactMinBytes: return false
+        case .host, .port, .unix, .unixMode, .dataDir, .workers, .fsync, .compactMinBytes: return false
         case .monitorPort, .monitorHost: return false
         case .monitorTimeoutMs: return true
         case .tlsPort, .tlsHost, .tlsCert, .tlsKey: return false

@@ -105,11 +105,17 @@ public final class Server {
         let tcp = try Listener(server: self, endpoint: .tcp(host: config.host, port: config.port))
         listeners.append(tcp)
         let tls = try startTLSListener()
-        if let path = config.unix { listeners.append(try Listener(server: self, endpoint: .unix(path: path))) }
+        let unix = try config.unix.map { path throws(UVError) in
+            try Listener(server: self, endpoint: .unix(path: path, mode: config.unixMode))
+        }
+        if let unix { listeners.append(unix) }
         try startMonitor()
         logger.info("listening", ["transport": "tcp", "host": config.host, "port": String(tcp.boundPort ?? config.port)])
         if let tls { announceTLS(tls) }
-        if let path = config.unix { logger.info("listening", ["transport": "unix", "path": path]) }
+        if let unix, let path = config.unix {
+            if unix.removedStaleSocket { logger.info("removed a stale unix socket (nobody answered on it)", ["path": path]) }
+            logger.info("listening", ["transport": "unix", "path": path, "mode": OctalMode.text(config.unixMode)])
+        }
         announceMonitor()
     }
 
