@@ -28,8 +28,12 @@ extension Connection {
     func didReadTLS(_ tls: TLSEngine, count: Int) {
         guard count > 0 else {
             if count < 0 {
-                if !tls.isHandshakeComplete { logTLS("tls handshake aborted", reason: "peer closed the connection") }
-                close()
+                guard tls.isHandshakeComplete else {
+                    logTLS("tls handshake aborted", reason: "peer closed the connection")
+                    close(reason: .tlsFailed)
+                    return
+                }
+                close(reason: Connection.endReason(count))
             }
             return
         }
@@ -46,7 +50,8 @@ extension Connection {
                 return
             case .complete:
                 justEstablished = true
-                worker.server.logger.debug("tls established", ["client": "c" + String(session.id), "tls": tls.negotiated])
+                worker.server.logger.debug("tls established", ["client": "c" + String(session.id), "peer": peer,
+                                                               "tls": tls.negotiated])
             }
         }
         decryptAndDeliver(tls, into: buffer)
@@ -74,11 +79,11 @@ extension Connection {
                 return
             case .closed?:
                 // close_notify: the peer sends nothing more; like EOF on plain TCP, we close.
-                close()
+                close(reason: .peerClosed)
                 return
             case .failed(let error)?:
                 logTLS("tls connection failed", reason: error.description)
-                close()
+                close(reason: .tlsFailed)
                 return
             }
         }
@@ -145,11 +150,11 @@ extension Connection {
                 }
             }
         }
-        close()
+        close(reason: .tlsFailed)
     }
 
     /// Peers that fail TLS are routine on an open port (scanners, plain-text clients), so `info`.
     private func logTLS(_ message: String, reason: String) {
-        worker.server.logger.info(message, ["client": "c" + String(session.id), "reason": reason])
+        worker.server.logger.info(message, ["client": "c" + String(session.id), "peer": peer, "reason": reason])
     }
 }
