@@ -12,6 +12,8 @@ enum CloseReason: Equatable, Sendable {
     case socketError(String)
     /// The TLS handshake failed, was abandoned, or a record could not be read or sealed.
     case tlsFailed
+    /// The TLS handshake did not finish within `tls_timeout_ms`.
+    case tlsTimeout
     /// The broker closed it with this error code.
     case broker(String)
     /// The broker asked for a close without an error frame.
@@ -23,6 +25,7 @@ enum CloseReason: Equatable, Sendable {
         case .peerClosed: return "peer_closed"
         case .socketError(let name): return "socket_error:" + name
         case .tlsFailed: return "tls_failed"
+        case .tlsTimeout: return "tls_timeout"
         case .broker(let code): return code
         case .server: return "server"
         }
@@ -44,7 +47,7 @@ enum CloseReason: Equatable, Sendable {
         switch self {
         case .peerClosed, .server, .broker("shutting_down"): return .debug
         case .broker("slow_consumer"): return .warn
-        case .socketError, .tlsFailed, .broker: return .info
+        case .socketError, .tlsFailed, .tlsTimeout, .broker: return .info
         }
     }
 

@@ -28,6 +28,7 @@ extension Config {
         merged.authUsers = new.authUsers
         merged.authTimeoutMs = new.authTimeoutMs
         merged.authMaxLine = new.authMaxLine
+        merged.tlsTimeoutMs = new.tlsTimeoutMs
         return merged
     }
 

@@ -38,6 +38,8 @@ enum ConfigKey: String, Sendable, CaseIterable {
     case authTimeoutMs = "auth_timeout_ms"
     case authMaxLine = "auth_max_line"
     case unixMode = "unix_mode"
+    case tlsTimeoutMs = "tls_timeout_ms"
+    case tlsCiphers = "tls_ciphers"
 
     /// Longest Unix socket path: `sun_path` is 108 bytes on Linux, one of them the NUL.
     static let maxUnixPathBytes = 107
@@ -78,6 +80,8 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .authTimeoutMs: return .integer(100...3_600_000)
         case .authMaxLine: return .integer(256...1_048_576)
         case .unixMode: return .octalMode
+        case .tlsTimeoutMs: return .integer(100...600_000)
+        case .tlsCiphers: return .text(maxBytes: nil)
         }
     }
 
@@ -98,7 +102,9 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .host, .port, .unix, .unixMode, .dataDir, .workers, .fsync, .compactMinBytes: return false
         case .monitorPort, .monitorHost: return false
         case .monitorTimeoutMs: return true
-        case .tlsPort, .tlsHost, .tlsCert, .tlsKey: return false
+        case .tlsPort, .tlsHost, .tlsCert, .tlsKey, .tlsCiphers: return false
+        // Read per connection when it is accepted, like the auth deadline.
+        case .tlsTimeoutMs: return true
         case .logLevel, .maxLine, .maxErrors, .heartbeatMs, .maxPending, .slowConsumer: return true
         case .history, .historyBytes, .maxValueBytes, .maxListLength, .maxRetainedBytes: return true
         case .maxConnections, .maxSubs, .maxChannels, .maxRequests, .maxSignals, .maxLocks: return true

@@ -28,6 +28,9 @@ final class Connection {
     /// Why it ended, once known: the broker's closing error code (read in `takeQueued`), or
     /// what the edge saw (end of stream, a socket error, TLS). Logged when it closes.
     var closeReason: CloseReason?
+    /// The TLS handshake deadline (`tls_timeout_ms`, `Connection+TLS`); nil without TLS, once
+    /// the handshake is done, or once closed.
+    var handshakeTimer: UnsafeMutablePointer<uv_timer_t>?
     private let handle: UnsafeMutableRawPointer
     private let writeRequest: UnsafeMutablePointer<uv_write_t>
     private var framer: LineFramer
@@ -78,10 +81,10 @@ final class Connection {
         self.peer = peer
         let now = worker.now
         let server = worker.server
-        let (session, maxLine) = worker.shared.withLock { broker in
+        let (session, maxLine, handshakeMs) = worker.shared.withLock { broker in
             let session = broker.connect(id: id, now: now)
             session.peer = peer.hostBytes
-            return (session, broker.config.maxLine)
+            return (session, broker.config.maxLine, server.tlsTimeoutMs)
         }
         self.session = session
         self.framer = LineFramer(maxLine: maxLine)
@@ -89,6 +92,7 @@ final class Connection {
         writeRequest.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         if isTCP { uv_tcp_nodelay(handle.assumingMemoryBound(to: uv_tcp_t.self), 1) }
         server.logger.debug("connected", ["client": "c" + String(id), "peer": peer, "worker": worker.index])
+        if self.tls != nil { startHandshakeTimer(milliseconds: handshakeMs) }
         startReading()
     }
 
@@ -278,6 +282,7 @@ final class Connection {
         guard !isClosing else { return }
         isClosing = true
         if closeReason == nil { closeReason = reason }
+        stopHandshakeTimer()
         worker.connectionClosed(self)
         uv_read_stop(stream)
         uv_close(handlePointer) { handle in

@@ -43,6 +43,9 @@ public final class Server {
     let recovered: RecoveredState?
     /// The certificate and key for connections from the TLS listener; nil when TLS is off.
     let tlsContext: TLSContext?
+    /// `tls_timeout_ms` for connections accepted from now on; live on SIGHUP, so written and
+    /// read under the broker lock like `isStopping`.
+    var tlsTimeoutMs: Int
 
     /// How long shutdown waits for clients to take their last bytes.
     static let shutdownGraceMs = 3_000
@@ -58,6 +61,7 @@ public final class Server {
                 recovered: RecoveredState? = nil, tls: TLSContext? = nil) throws(UVError) {
         self.config = config
         self.tlsContext = tls
+        self.tlsTimeoutMs = config.tlsTimeoutMs
         self.recovered = recovered
         self.logger = logger
         self.reload = reload
