@@ -15,6 +15,8 @@ public final class Session {
     public let clientID: [UInt8]
     /// The client id as a JSON string, for `from` fields.
     let quotedClientID: [UInt8]
+    /// The peer's address as text without the port (`127.0.0.1`, `::1`, `unix`), set by the server right after `connect`.
+    public var peer: [UInt8] = []
     /// The display name given in `hello`.
     public internal(set) var name: [UInt8]?
     /// False when the client asked not to receive its own publications.

@@ -62,6 +62,7 @@ extension Config: Decodable {
         host = try reader.string(.host) ?? host
         port = try reader.integer(.port) ?? port
         unix = try reader.string(.unix)
+        unixMode = try reader.string(.unixMode).flatMap(OctalMode.bits) ?? unixMode
         dataDir = try reader.string(.dataDir)
         workers = try reader.integer(.workers) ?? workers
         fsync = try reader.choice(.fsync, as: FsyncPolicy.self) ?? fsync

@@ -32,6 +32,7 @@ extension Config {
         merged.authUsers = new.authUsers
         merged.authTimeoutMs = new.authTimeoutMs
         merged.authMaxLine = new.authMaxLine
+        merged.tlsTimeoutMs = new.tlsTimeoutMs
         return merged
     }
 
@@ -45,6 +46,7 @@ extension Config {
         if host != new.host { keys.append(ConfigKey.host.rawValue) }
         if port != new.port { keys.append(ConfigKey.port.rawValue) }
         if unix != new.unix { keys.append(ConfigKey.unix.rawValue) }
+        if unixMode != new.unixMode { keys.append(ConfigKey.unixMode.rawValue) }
         if dataDir != new.dataDir { keys.append(ConfigKey.dataDir.rawValue) }
         if workers != new.workers { keys.append(ConfigKey.workers.rawValue) }
         if fsync != new.fsync { keys.append(ConfigKey.fsync.rawValue) }

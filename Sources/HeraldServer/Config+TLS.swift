@@ -8,6 +8,8 @@ extension Config {
         tlsHost = try reader.string(.tlsHost)
         tlsCert = try reader.string(.tlsCert)
         tlsKey = try reader.string(.tlsKey)
+        tlsTimeoutMs = try reader.integer(.tlsTimeoutMs) ?? tlsTimeoutMs
+        tlsCiphers = try reader.string(.tlsCiphers) ?? tlsCiphers
         guard tlsPort != nil else { return }
         if tlsCert == nil || tlsKey == nil {
             let missing = [tlsCert == nil ? ConfigKey.tlsCert : nil, tlsKey == nil ? ConfigKey.tlsKey : nil]
@@ -24,18 +26,26 @@ extension Config {
         if tlsHost != new.tlsHost { keys.append(ConfigKey.tlsHost.rawValue) }
         if tlsCert != new.tlsCert { keys.append(ConfigKey.tlsCert.rawValue) }
         if tlsKey != new.tlsKey { keys.append(ConfigKey.tlsKey.rawValue) }
+        if tlsCiphers != new.tlsCiphers { keys.append(ConfigKey.tlsCiphers.rawValue) }
         return keys
     }
 
     /// Loads `tls_cert` and `tls_key` when `tls_port` is set, so a bad file stops start-up
-    /// (and `--check-config`) with the key, the path and OpenSSL's reason.
+    /// (and `--check-config`) with the key, the path and OpenSSL's reason. `tls_ciphers` is
+    /// checked even with TLS off, so a list OpenSSL rejects never waits for the day TLS is turned on.
     /// - Returns: the server context, or nil when TLS is off.
-    /// - Throws: `ConfigError` such as `tls_key /etc/herald/key.pem: No such file or directory`.
+    /// - Throws: `ConfigError` such as `tls_key /etc/herald/key.pem: No such file or directory`
+    ///   or `tls_ciphers "RC4": no cipher match`.
     public func makeTLSContext() throws(ConfigError) -> TLSContext? {
-        guard tlsPort != nil, let tlsCert, let tlsKey else { return nil }
+        let ciphersLabel = ConfigKey.tlsCiphers.rawValue
         do {
+            guard tlsPort != nil, let tlsCert, let tlsKey else {
+                try TLSContext.checkCipherList(tlsCiphers, label: ciphersLabel)
+                return nil
+            }
             return try TLSContext.server(certificateFile: tlsCert, keyFile: tlsKey,
-                                         certificateLabel: ConfigKey.tlsCert.rawValue, keyLabel: ConfigKey.tlsKey.rawValue)
+                                         certificateLabel: ConfigKey.tlsCert.rawValue, keyLabel: ConfigKey.tlsKey.rawValue,
+                                         tls12Ciphers: tlsCiphers, ciphersLabel: ciphersLabel)
         } catch {
             throw ConfigError(error.description)
         }

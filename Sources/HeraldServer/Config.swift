@@ -11,6 +11,9 @@ public struct Config: Equatable, Sendable {
     public var port: Int = 7400
     /// Path of a Unix socket listener (`unix`), or `nil` for none.
     public var unix: String? = nil
+    /// Permission bits the Unix socket gets after bind (`unix_mode`, written `"0660"`):
+    /// whoever may write the socket file may talk to the daemon, so owner and group only.
+    public var unixMode: Int = 0o660
     /// Directory for the persistence files (`data_dir`), or `nil` to keep state in memory only.
     public var dataDir: String? = nil
     /// Number of event-loop threads (`workers`).
@@ -82,6 +85,16 @@ public struct Config: Equatable, Sendable {
     public var tlsCert: String? = nil
     /// PEM private key of that certificate (`tls_key`); required with `tls_port`.
     public var tlsKey: String? = nil
+    /// Milliseconds a TLS connection has to finish its handshake before it is closed
+    /// (`tls_timeout_ms`), so a peer that opens the port and says nothing costs a socket for
+    /// two seconds, not until the heartbeat notices it.
+    public var tlsTimeoutMs: Int = 2_000
+    /// OpenSSL cipher list for TLS 1.2 (`tls_ciphers`); TLS 1.3 keeps OpenSSL's suites.
+    /// The default allows only ECDHE key exchange with AEAD ciphers: forward secrecy, no CBC.
+    public var tlsCiphers: String = Config.defaultTLSCiphers
+
+    /// The TLS 1.2 cipher list used when `tls_ciphers` is not set.
+    public static let defaultTLSCiphers = "ECDHE+AESGCM:ECDHE+CHACHA20"
 
     /// Creates a config with every key at its default.
     public init() {}

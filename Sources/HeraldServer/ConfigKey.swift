@@ -41,6 +41,9 @@ enum ConfigKey: String, Sendable, CaseIterable {
     case auth
     case authTimeoutMs = "auth_timeout_ms"
     case authMaxLine = "auth_max_line"
+    case unixMode = "unix_mode"
+    case tlsTimeoutMs = "tls_timeout_ms"
+    case tlsCiphers = "tls_ciphers"
 
     /// Longest Unix socket path: `sun_path` is 108 bytes on Linux, one of them the NUL.
     static let maxUnixPathBytes = 107
@@ -82,6 +85,9 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .auth: return .section("an object: { users: [{ name, token_hash or token, publish?, subscribe? }…] }")
         case .authTimeoutMs: return .integer(100...3_600_000)
         case .authMaxLine: return .integer(256...1_048_576)
+        case .unixMode: return .octalMode
+        case .tlsTimeoutMs: return .integer(100...600_000)
+        case .tlsCiphers: return .text(maxBytes: nil)
         }
     }
 
@@ -99,10 +105,12 @@ enum ConfigKey: String, Sendable, CaseIterable {
     /// limits and the log level are read per event, so they can change under a running server.
     var isLive: Bool {
         switch self {
-        case .host, .port, .unix, .dataDir, .workers, .fsync, .compactMinBytes: return false
+        case .host, .port, .unix, .unixMode, .dataDir, .workers, .fsync, .compactMinBytes: return false
         case .monitorPort, .monitorHost: return false
         case .monitorTimeoutMs: return true
-        case .tlsPort, .tlsHost, .tlsCert, .tlsKey: return false
+        case .tlsPort, .tlsHost, .tlsCert, .tlsKey, .tlsCiphers: return false
+        // Read per connection when it is accepted, like the auth deadline.
+        case .tlsTimeoutMs: return true
         case .logLevel, .maxLine, .maxErrors, .heartbeatMs, .maxPending, .slowConsumer: return true
         case .history, .historyBytes, .maxValueBytes, .maxListLength, .maxRetainedBytes: return true
         case .maxConnections, .maxSubs, .maxChannels, .maxRequests, .maxSignals, .maxLocks: return true

@@ -28,8 +28,12 @@ extension Connection {
     func didReadTLS(_ tls: TLSEngine, count: Int) {
         guard count > 0 else {
             if count < 0 {
-                if !tls.isHandshakeComplete { logTLS("tls handshake aborted", reason: "peer closed the connection") }
-                close()
+                guard tls.isHandshakeComplete else {
+                    logTLS("tls handshake aborted", reason: "peer closed the connection")
+                    close(reason: .tlsFailed)
+                    return
+                }
+                close(reason: Connection.endReason(count))
             }
             return
         }
@@ -46,7 +50,9 @@ extension Connection {
                 return
             case .complete:
                 justEstablished = true
-                worker.server.logger.debug("tls established", ["client": "c" + String(session.id), "tls": tls.negotiated])
+                stopHandshakeTimer()
+                worker.server.logger.debug("tls established", ["client": "c" + String(session.id), "peer": peer,
+                                                               "tls": tls.negotiated])
             }
         }
         decryptAndDeliver(tls, into: buffer)
@@ -74,11 +80,11 @@ extension Connection {
                 return
             case .closed?:
                 // close_notify: the peer sends nothing more; like EOF on plain TCP, we close.
-                close()
+                close(reason: .peerClosed)
                 return
             case .failed(let error)?:
                 logTLS("tls connection failed", reason: error.description)
-                close()
+                close(reason: .tlsFailed)
                 return
             }
         }
@@ -145,11 +151,49 @@ extension Connection {
                 }
             }
         }
-        close()
+        close(reason: .tlsFailed)
     }
 
     /// Peers that fail TLS are routine on an open port (scanners, plain-text clients), so `info`.
     private func logTLS(_ message: String, reason: String) {
-        worker.server.logger.info(message, ["client": "c" + String(session.id), "reason": reason])
+        worker.server.logger.info(message, ["client": "c" + String(session.id), "peer": peer, "reason": reason])
+    }
+
+    /// Arms the handshake deadline: a peer that connects to the TLS port and then says
+    /// nothing, or half a ClientHello, is closed after `milliseconds` instead of holding a
+    /// socket until heartbeats notice (the broker hears nothing before the handshake is done).
+    ///
+    /// The timer's `data` is an unretained reference: `close()` closes the timer before the
+    /// connection's own handle, so the callback never runs for a released connection; the
+    /// timer's memory is freed in its close callback (handle rule 1).
+    /// - Parameter milliseconds: `tls_timeout_ms` when the connection was accepted.
+    func startHandshakeTimer(milliseconds: Int) {
+        let timer = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
+        guard uv_timer_init(worker.loop, timer) == 0 else {
+            timer.deallocate()
+            worker.server.logger.warn("tls handshake timer unavailable", ["client": "c" + String(session.id), "peer": peer])
+            return
+        }
+        timer.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        handshakeTimer = timer
+        uv_timer_start(timer, { timer in
+            guard let timer, let data = timer.pointee.data else { return }
+            Unmanaged<Connection>.fromOpaque(data).takeUnretainedValue().handshakeTimedOut()
+        }, UInt64(max(0, milliseconds)), 0)
+    }
+
+    /// Disarms and closes the handshake deadline (handshake done, or the connection closing).
+    func stopHandshakeTimer() {
+        guard let timer = handshakeTimer else { return }
+        handshakeTimer = nil
+        uv_close(UnsafeMutableRawPointer(timer).assumingMemoryBound(to: uv_handle_t.self)) { handle in
+            UnsafeMutableRawPointer(handle)?.deallocate()
+        }
+    }
+
+    private func handshakeTimedOut() {
+        guard let tls, !tls.isHandshakeComplete, !isClosing else { return }
+        worker.server.logger.info("tls handshake timed out", ["client": "c" + String(session.id), "peer": peer])
+        close(reason: .tlsTimeout)
     }
 }

@@ -23,6 +23,14 @@ final class Connection {
     unowned let worker: Worker
     /// The broker's state for this connection; touched only under the broker lock.
     let session: Session
+    /// Where the connection comes from, for every log line about it (`peer=…`).
+    let peer: PeerAddress
+    /// Why it ended, once known: the broker's closing error code (read in `takeQueued`), or
+    /// what the edge saw (end of stream, a socket error, TLS). Logged when it closes.
+    var closeReason: CloseReason?
+    /// The TLS handshake deadline (`tls_timeout_ms`, `Connection+TLS`); nil without TLS, once
+    /// the handshake is done, or once closed.
+    var handshakeTimer: UnsafeMutablePointer<uv_timer_t>?
     private let handle: UnsafeMutableRawPointer
     private let writeRequest: UnsafeMutablePointer<uv_write_t>
     private var framer: LineFramer
@@ -45,37 +53,46 @@ final class Connection {
         return UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
     }
 
-    /// Sets up the handle, registers the session and starts reading.
+    /// Accepts the socket, registers the session (with the peer's address) and starts reading.
+    ///
+    /// The socket is accepted before the broker hears of it, so the address is known when the
+    /// session is made, and a failed accept costs the broker nothing.
     /// - Parameter tls: the server context when the connection came from the TLS listener.
     /// - Throws: UVError when the handle cannot be set up; nothing is leaked then.
     init(worker: Worker, source: Source, isTCP: Bool, id: Int, tls: TLSContext? = nil) throws(UVError) {
         self.tls = try Connection.makeEngine(tls, worker: worker)
         self.worker = worker
-        self.handle = Connection.allocateStreamHandle()
-        self.writeRequest = UnsafeMutablePointer<uv_write_t>.allocate(capacity: 1)
+        let handle = Connection.allocateStreamHandle()
         let status = isTCP
             ? uv_tcp_init(worker.loop, handle.assumingMemoryBound(to: uv_tcp_t.self))
             : uv_pipe_init(worker.loop, handle.assumingMemoryBound(to: uv_pipe_t.self), 0)
         guard status == 0 else {
             handle.deallocate()
-            writeRequest.deallocate()
             throw UVError("init client handle", status)
         }
+        let opened = Connection.open(source, handle: handle, isTCP: isTCP)
+        guard opened == 0 else {
+            Connection.discard(handle)
+            throw UVError("accept", opened)
+        }
+        self.handle = handle
+        self.writeRequest = UnsafeMutablePointer<uv_write_t>.allocate(capacity: 1)
+        let peer = isTCP ? PeerAddress.of(tcp: handle.assumingMemoryBound(to: uv_tcp_t.self)) : PeerAddress.unix
+        self.peer = peer
         let now = worker.now
-        let (session, maxLine) = worker.shared.withLock { broker in
-            (broker.connect(id: id, now: now), broker.config.maxLine)
+        let server = worker.server
+        let (session, maxLine, handshakeMs) = worker.shared.withLock { broker in
+            let session = broker.connect(id: id, now: now)
+            session.peer = peer.hostBytes
+            return (session, broker.config.maxLine, server.tlsTimeoutMs)
         }
         self.session = session
         self.framer = LineFramer(maxLine: maxLine)
         handlePointer.pointee.data = Unmanaged.passRetained(self).toOpaque()
         writeRequest.pointee.data = Unmanaged.passUnretained(self).toOpaque()
-        let opened = open(source, isTCP: isTCP)
-        guard opened == 0 else {
-            close()
-            throw UVError("accept", opened)
-        }
         if isTCP { uv_tcp_nodelay(handle.assumingMemoryBound(to: uv_tcp_t.self), 1) }
-        worker.server.logger.debug("connected", ["client": "c" + String(id), "worker": worker.index])
+        server.logger.debug("connected", ["client": "c" + String(id), "peer": peer, "worker": worker.index])
+        if self.tls != nil { startHandshakeTimer(milliseconds: handshakeMs) }
         startReading()
     }
 
@@ -87,14 +104,22 @@ final class Connection {
     var stream: UnsafeMutablePointer<uv_stream_t> { handle.assumingMemoryBound(to: uv_stream_t.self) }
     private var handlePointer: UnsafeMutablePointer<uv_handle_t> { handle.assumingMemoryBound(to: uv_handle_t.self) }
 
-    private func open(_ source: Source, isTCP: Bool) -> Int32 {
+    private static func open(_ source: Source, handle: UnsafeMutableRawPointer, isTCP: Bool) -> Int32 {
         switch source {
         case .listener(let listener):
-            return uv_accept(listener, stream)
+            return uv_accept(listener, handle.assumingMemoryBound(to: uv_stream_t.self))
         case .descriptor(let fd):
             return isTCP
                 ? uv_tcp_open(handle.assumingMemoryBound(to: uv_tcp_t.self), uv_os_sock_t(fd))
                 : uv_pipe_open(handle.assumingMemoryBound(to: uv_pipe_t.self), uv_file(fd))
+        }
+    }
+
+    /// Closes a handle no `Connection` came to own (the accept failed); its memory goes in
+    /// the close callback (handle rule 1).
+    private static func discard(_ handle: UnsafeMutableRawPointer) {
+        uv_close(handle.assumingMemoryBound(to: uv_handle_t.self)) { handle in
+            UnsafeMutableRawPointer(handle)?.deallocate()
         }
     }
 
@@ -107,7 +132,7 @@ final class Connection {
             guard let stream, let data = stream.pointee.data else { return }
             Unmanaged<Connection>.fromOpaque(data).takeUnretainedValue().didRead(count)
         })
-        if status != 0 { close() }
+        if status != 0 { close(reason: Connection.endReason(Int(status))) }
     }
 
     /// Handles one read: every line of it to the broker under one lock; EOF or error closes.
@@ -117,7 +142,7 @@ final class Connection {
             return
         }
         guard count > 0 else {
-            if count < 0 { close() }
+            if count < 0 { close(reason: Connection.endReason(count)) }
             return
         }
         deliver(UnsafeRawBufferPointer(start: worker.readBufferBytes.baseAddress, count: count))
@@ -148,6 +173,9 @@ final class Connection {
     /// it), and bytes already taken but not yet written are never replaced.
     /// - Returns: whether `writeTaken` has something to do (bytes, or a close to carry out).
     func takeQueued() -> Bool {
+        // The closing frame is the last one queued, and nothing is queued after it: read its
+        // code before any of the queue is taken.
+        if closeReason == nil && session.closeAfterFlush { closeReason = CloseReason.closing(session.outbound) }
         guard !isClosing, !isWriting else { return false }
         if let tls { return takeQueuedTLS(tls) }
         if inFlightBytes.isEmpty && session.hasWritableOutput {
@@ -165,13 +193,13 @@ final class Connection {
     func writeTaken() {
         guard !isClosing, !isWriting else { return }
         if let tls, !sealTLS(tls) {
-            close()
+            close(reason: .tlsFailed)
             return
         }
         if !inFlightBytes.isEmpty {
             let written = tryWrite()
             guard written >= 0 else {
-                close()
+                close(reason: Connection.endReason(written))
                 return
             }
             if written < inFlightBytes.count {
@@ -209,7 +237,7 @@ final class Connection {
             }
         }
         guard status == 0 else {
-            close()
+            close(reason: Connection.endReason(Int(status)))
             return
         }
         isWriting = true
@@ -220,7 +248,7 @@ final class Connection {
         isWriting = false
         guard !isClosing else { return }
         guard status == 0 else {
-            close()
+            close(reason: Connection.endReason(Int(status)))
             return
         }
         recycleInFlight()
@@ -235,6 +263,11 @@ final class Connection {
         if more { writeTaken() }
     }
 
+    /// The reason for a negative libuv status from a read or write: EOF is the peer's close.
+    static func endReason(_ status: Int) -> CloseReason {
+        status == Int(UV_EOF.rawValue) ? .peerClosed : .socketError(String(cString: uv_err_name(Int32(status))))
+    }
+
     private func recycleInFlight() {
         if inFlightBytes.capacity > Connection.retainedCapacity {
             inFlightBytes = []
@@ -244,9 +277,12 @@ final class Connection {
     }
 
     /// Closes the connection; its memory goes in the close callback (handle rule 1).
-    func close() {
+    /// - Parameter reason: why, unless a reason is known already (the broker's comes first).
+    func close(reason: CloseReason? = nil) {
         guard !isClosing else { return }
         isClosing = true
+        if closeReason == nil { closeReason = reason }
+        stopHandshakeTimer()
         worker.connectionClosed(self)
         uv_read_stop(stream)
         uv_close(handlePointer) { handle in

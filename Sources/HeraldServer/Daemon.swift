@@ -80,6 +80,7 @@ public enum Daemon {
     /// Loads the data folder and logs what recovery did.
     private static func recoverState(_ directory: String, repair: Bool, logger: Logger) throws(PersistenceError) -> RecoveredState {
         let recovered = try StateDirectory.recover(path: directory, repair: repair)
+        for warning in recovered.permissionWarnings { logger.warn("data folder permissions", ["note": warning]) }
         for note in recovered.notes { logger.warn("state recovery", ["note": note]) }
         logger.info("state loaded", ["dir": directory, "channels": String(recovered.entries.count),
                                      "replayed": String(recovered.replayed), "generation": String(recovered.generation)])

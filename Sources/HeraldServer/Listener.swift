@@ -11,7 +11,8 @@ final class Listener {
     /// Where it listens.
     enum Endpoint {
         case tcp(host: String, port: Int)
-        case unix(path: String)
+        /// A Unix socket at `path` whose permission bits are set to `mode` after bind.
+        case unix(path: String, mode: Int)
     }
 
     unowned let server: Server
@@ -20,6 +21,10 @@ final class Listener {
     let isTLS: Bool
     private let handle: UnsafeMutableRawPointer
     private var isClosing = false
+    /// The socket file this listener bound (Unix only), removed on close if still there.
+    private var boundSocket: UnixSocketPath.Identity?
+    /// Whether binding removed a stale socket (one nobody answered on) left at the path.
+    private(set) var removedStaleSocket = false
 
     /// Binds and starts listening.
     /// - Parameter isTLS: whether connections from it are wrapped in TLS.
@@ -64,7 +69,7 @@ final class Listener {
     func close() {
         guard !isClosing else { return }
         isClosing = true
-        if case .unix(let path) = endpoint { unlink(path) }
+        if case .unix(let path, _) = endpoint, let boundSocket { UnixSocketPath.removeIfOwn(path, identity: boundSocket) }
         uv_close(handle.assumingMemoryBound(to: uv_handle_t.self)) { handle in
             guard let handle, let data = handle.pointee.data else { return }
             Unmanaged<Listener>.fromOpaque(data).release()
@@ -86,9 +91,15 @@ final class Listener {
         switch endpoint {
         case .tcp(let host, let port):
             try bindTCP(host: host, port: port)
-        case .unix(let path):
-            removeStaleSocket(at: path)
-            try UVError.check(uv_pipe_bind(handle.assumingMemoryBound(to: uv_pipe_t.self), path), "bind unix " + path)
+        case .unix(let path, let mode):
+            removedStaleSocket = try UnixSocketPath.prepare(path)
+            let bound = try UnixSocketPath.bind(path, mode: mode)
+            boundSocket = bound.identity
+            let opened = uv_pipe_open(handle.assumingMemoryBound(to: uv_pipe_t.self), bound.descriptor)
+            guard opened == 0 else {
+                Glibc.close(bound.descriptor)
+                throw UVError("open unix " + path, opened)
+            }
         }
         let status = uv_listen(handle.assumingMemoryBound(to: uv_stream_t.self), 511) { stream, status in
             guard let stream, let data = stream.pointee.data else { return }
@@ -114,13 +125,6 @@ final class Listener {
             }
             try UVError.check(status, "bind " + describe())
         }
-    }
-
-    /// A socket file left by a crashed daemon would make bind fail; nobody listens on it.
-    private func removeStaleSocket(at path: String) {
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFSOCK else { return }
-        unlink(path)
     }
 
     private func accept(status: Int32) {
@@ -167,7 +171,7 @@ final class Listener {
     func describe() -> String {
         switch endpoint {
         case .tcp(let host, let port): return host + ":" + String(port)
-        case .unix(let path): return "unix:" + path
+        case .unix(let path, _): return "unix:" + path
         }
     }
 }

@@ -66,6 +66,7 @@ extension Server {
                 var tunables = Server.brokerConfig(from: live, epoch: broker.config.epoch)
                 tunables.version = broker.config.version
                 broker.config = tunables
+                tlsTimeoutMs = live.tlsTimeoutMs
                 broker.applyAuthSettings(now: now)
             }
             warnAboutPlainTokens(config)

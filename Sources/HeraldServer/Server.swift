@@ -43,6 +43,9 @@ public final class Server {
     let recovered: RecoveredState?
     /// The certificate and key for connections from the TLS listener; nil when TLS is off.
     let tlsContext: TLSContext?
+    /// `tls_timeout_ms` for connections accepted from now on; live on SIGHUP, so written and
+    /// read under the broker lock like `isStopping`.
+    var tlsTimeoutMs: Int
 
     /// How long shutdown waits for clients to take their last bytes.
     static let shutdownGraceMs = 3_000
@@ -58,6 +61,7 @@ public final class Server {
                 recovered: RecoveredState? = nil, tls: TLSContext? = nil) throws(UVError) {
         self.config = config
         self.tlsContext = tls
+        self.tlsTimeoutMs = config.tlsTimeoutMs
         self.recovered = recovered
         self.logger = logger
         self.reload = reload
@@ -105,11 +109,17 @@ public final class Server {
         let tcp = try Listener(server: self, endpoint: .tcp(host: config.host, port: config.port))
         listeners.append(tcp)
         let tls = try startTLSListener()
-        if let path = config.unix { listeners.append(try Listener(server: self, endpoint: .unix(path: path))) }
+        let unix = try config.unix.map { path throws(UVError) in
+            try Listener(server: self, endpoint: .unix(path: path, mode: config.unixMode))
+        }
+        if let unix { listeners.append(unix) }
         try startMonitor()
         logger.info("listening", ["transport": "tcp", "host": config.host, "port": String(tcp.boundPort ?? config.port)])
         if let tls { announceTLS(tls) }
-        if let path = config.unix { logger.info("listening", ["transport": "unix", "path": path]) }
+        if let unix, let path = config.unix {
+            if unix.removedStaleSocket { logger.info("removed a stale unix socket (nobody answered on it)", ["path": path]) }
+            logger.info("listening", ["transport": "unix", "path": path, "mode": OctalMode.text(config.unixMode)])
+        }
         announceMonitor()
     }
 

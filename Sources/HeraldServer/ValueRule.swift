@@ -15,6 +15,9 @@ enum ValueRule: Sendable {
     case choice([String])
     /// A nested object read by its own decoder (`auth`); the text describes its shape.
     case section(String)
+    /// A permission mode as `chmod` takes it, a string of octal digits such as `"0660"`
+    /// (`OctalMode`); a string because JSON has no octal numbers and `660` would be decimal.
+    case octalMode
 
     /// Whether an integer satisfies this rule; non-integer rules admit no integer.
     func admits(_ value: Int) -> Bool {
@@ -22,7 +25,7 @@ enum ValueRule: Sendable {
         case .integer(let range): return range.contains(value)
         case .integerAtLeast(let minimum): return value >= minimum
         case .integerOffOrAtLeast(let minimum): return value == 0 || value >= minimum
-        case .text, .choice, .section: return false
+        case .text, .choice, .section, .octalMode: return false
         }
     }
 
@@ -33,6 +36,8 @@ enum ValueRule: Sendable {
             return !value.isEmpty && value.utf8.count <= (maxBytes ?? Int.max)
         case .choice(let choices):
             return choices.contains(value)
+        case .octalMode:
+            return OctalMode.bits(value) != nil
         case .integer, .integerAtLeast, .integerOffOrAtLeast, .section:
             return false
         }
@@ -42,7 +47,7 @@ enum ValueRule: Sendable {
     var isInteger: Bool {
         switch self {
         case .integer, .integerAtLeast, .integerOffOrAtLeast: return true
-        case .text, .choice, .section: return false
+        case .text, .choice, .section, .octalMode: return false
         }
     }
 
@@ -63,6 +68,8 @@ enum ValueRule: Sendable {
             return "one of " + choices.map { "\"\($0)\"" }.joined(separator: ", ")
         case .section(let shape):
             return shape
+        case .octalMode:
+            return "an octal permission mode in quotes, \"0000\"...\"0777\", such as \"0660\""
         }
     }
 }

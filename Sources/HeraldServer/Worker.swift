@@ -101,14 +101,21 @@ final class Worker: @unchecked Sendable {
     }
 
     /// Forgets a connection that began closing.
+    /// Logs why, with the peer's address: auth failures at `info`, slow consumers at `warn`,
+    /// routine ends at `debug` (see `CloseReason`).
     func connectionClosed(_ connection: Connection) {
         connections[connection.session.id] = nil
         let server = self.server
-        let wasLast = shared.withLock { broker -> Bool in
-            broker.disconnect(connection.session)
-            return broker.connectionCount == 0 && server.isStopping
+        let session = connection.session
+        let (wasLast, closing) = shared.withLock { broker -> (Bool, CloseReason?) in
+            // A close before any flush took the queue (the loop stopping): the frame is still there.
+            let closing = session.closeAfterFlush ? CloseReason.closing(session.outbound) : nil
+            broker.disconnect(session)
+            return (broker.connectionCount == 0 && server.isStopping, closing)
         }
-        server.logger.debug("disconnected", ["client": "c" + String(connection.session.id)])
+        let reason = connection.closeReason ?? closing ?? .server
+        server.logger.log(reason.level, reason.message, ["client": "c" + String(session.id), "peer": connection.peer,
+                                                         "reason": reason.logValue])
         if wasLast { server.postStop() }
     }
 

@@ -32,14 +32,19 @@ public final class TLSContext: @unchecked Sendable {
     ///   - keyFile: PEM private key of the leaf certificate, e.g. from `tls_key`.
     ///   - certificateLabel: the name to put before the certificate path in errors (a config key).
     ///   - keyLabel: the name to put before the key path in errors.
+    ///   - tls12Ciphers: an OpenSSL cipher list for TLS 1.2 (e.g. from `tls_ciphers`), or nil
+    ///     for OpenSSL's default; TLS 1.3 suites are not affected.
+    ///   - ciphersLabel: the name to put before the cipher list in errors.
     /// - Returns: the context.
-    /// - Throws: `TLSError` naming the label, the file and OpenSSL's reason.
+    /// - Throws: `TLSError` naming the label, the file (or cipher list) and OpenSSL's reason.
     public static func server(certificateFile: String, keyFile: String,
-                              certificateLabel: String = "certificate", keyLabel: String = "key") throws(TLSError) -> TLSContext {
+                              certificateLabel: String = "certificate", keyLabel: String = "key",
+                              tls12Ciphers: String? = nil, ciphersLabel: String = "cipher list") throws(TLSError) -> TLSContext {
         ERR_clear_error()
         guard let context = SSL_CTX_new(TLS_server_method()) else { throw .fromQueue("SSL_CTX_new") }
         let built = TLSContext(context: context, isServer: true, verifiesPeer: false)
         try built.restrictVersions()
+        if let tls12Ciphers { try built.restrictCiphers(tls12Ciphers, label: ciphersLabel) }
         let certificateContext = certificateLabel + " " + certificateFile
         try checkReadable(certificateFile, context: certificateContext)
         guard SSL_CTX_use_certificate_chain_file(context, certificateFile) == 1 else {
@@ -79,6 +84,27 @@ public final class TLSContext: @unchecked Sendable {
         }
         SSL_CTX_set_verify(context, verifies ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, nil)
         return built
+    }
+
+    /// Checks a TLS 1.2 cipher list without building a server, so a bad list is reported
+    /// even while no TLS listener uses it.
+    /// - Parameters:
+    ///   - list: an OpenSSL cipher-list string such as `ECDHE+AESGCM:ECDHE+CHACHA20`.
+    ///   - label: the name to put before the list in errors (a config key).
+    /// - Throws: `TLSError` such as `tls_ciphers "RC4": no cipher match`.
+    public static func checkCipherList(_ list: String, label: String = "cipher list") throws(TLSError) {
+        ERR_clear_error()
+        guard let context = SSL_CTX_new(TLS_server_method()) else { throw .fromQueue("SSL_CTX_new") }
+        let probe = TLSContext(context: context, isServer: true, verifiesPeer: false)
+        try probe.restrictCiphers(list, label: label)
+    }
+
+    /// Sets the TLS 1.2 (and older) cipher list. OpenSSL skips names it does not know and
+    /// fails only when nothing in the list matches; that failure is the one reported.
+    private func restrictCiphers(_ list: String, label: String) throws(TLSError) {
+        guard SSL_CTX_set_cipher_list(context, list) == 1 else {
+            throw .fromQueue(label + " \"" + list + "\"")
+        }
     }
 
     private func restrictVersions() throws(TLSError) {

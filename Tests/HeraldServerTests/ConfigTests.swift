@@ -196,12 +196,23 @@ private func errorMessage(_ text: String) -> String? {
         #expect(running.keysNeedingRestart(for: running.reloadingLive(from: Config())).isEmpty)
     }
 
+    @Test func unixModeAndTLSCiphersNeedARestart() throws {
+        let running = Config()
+        var loaded = Config()
+        loaded.unixMode = 0o600
+        loaded.tlsCiphers = "ECDHE+AESGCM"
+        #expect(running.keysNeedingRestart(for: loaded) == ["unix_mode", "tls_ciphers"])
+        let merged = running.reloadingLive(from: loaded)
+        #expect(merged.unixMode == 0o660)
+        #expect(merged.tlsCiphers == Config.defaultTLSCiphers)
+    }
+
     @Test func liveKeysAreExactlyTheReloadableOnes() {
         #expect(Config.liveKeys == ["log_level", "max_line", "max_errors", "heartbeat_ms", "max_pending", "slow_consumer",
                                     "history", "history_bytes", "max_value_bytes", "max_list_length", "max_retained_bytes",
                                     "max_connections", "max_subs", "max_channels", "max_requests", "max_signals",
                                     "monitor_timeout_ms", "max_locks", "max_args_bytes", "max_declared", "max_links",
-                                    "max_pending_total", "auth", "auth_timeout_ms", "auth_max_line"])
-        #expect(Config.allKeys.count == 38)
+                                    "max_pending_total", "auth", "auth_timeout_ms", "auth_max_line", "tls_timeout_ms"])
+        #expect(Config.allKeys.count == 41)
     }
 }

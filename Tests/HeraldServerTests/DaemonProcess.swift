@@ -19,15 +19,25 @@ final class DaemonProcess: @unchecked Sendable {
     }
 
     /// Starts the daemon with a config file holding `config` (JSON5 object body) and `arguments`.
-    init(config: String = "", arguments: [String] = []) throws {
+    /// - Parameter umask: an octal umask such as `"000"` to start it under (through `sh -c
+    ///   'umask …; exec heraldd …'`, so the test process's own umask is left alone).
+    init(config: String = "", arguments: [String] = [], umask: String? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("heraldd-test-" + UUID().uuidString)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let configFile = directory.appendingPathComponent("heraldd.json5")
         try ("{" + config + "}").write(to: configFile, atomically: true, encoding: .utf8)
-        process.executableURL = DaemonProcess.executable
         // HERALD_TEST_WORKERS runs the whole suite against a multi-loop daemon.
         let workers = ProcessInfo.processInfo.environment["HERALD_TEST_WORKERS"].map { ["--workers", $0] } ?? []
-        process.arguments = ["--config", configFile.path, "--port", "0", "--host", "127.0.0.1"] + workers + arguments
+        let daemonArguments = ["--config", configFile.path, "--port", "0", "--host", "127.0.0.1"] + workers + arguments
+        if let umask {
+            // exec keeps the pid, so terminating and reaping `process` still reach heraldd.
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "umask " + umask + " && exec \"$0\" \"$@\"", DaemonProcess.executable.path]
+                + daemonArguments
+        } else {
+            process.executableURL = DaemonProcess.executable
+            process.arguments = daemonArguments
+        }
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice

@@ -18,10 +18,11 @@ final class OpenSSLClient: @unchecked Sendable {
     private let errorsComplete = Locked(false)
 
     /// Starts `s_client` against `127.0.0.1:port`, trusting `caFile` and checking the IP address.
-    init(port: Int, caFile: String) throws {
+    /// - Parameter options: more `s_client` options, e.g. `["-tls1_2", "-cipher", "AES128-SHA"]`.
+    init(port: Int, caFile: String, options: [String] = []) throws {
         process.executableURL = URL(fileURLWithPath: TestCertificate.opensslPath)
         process.arguments = ["s_client", "-connect", "127.0.0.1:" + String(port), "-quiet",
-                             "-CAfile", caFile, "-verify_return_error", "-verify_ip", "127.0.0.1"]
+                             "-CAfile", caFile, "-verify_return_error", "-verify_ip", "127.0.0.1"] + options
         let output = Pipe()
         let diagnostics = Pipe()
         process.standardInput = input

@@ -43,6 +43,20 @@ import Testing
         #expect(try Self.values(of: "KillSignal") == ["SIGTERM"])
     }
 
+    @Test func configIsInstalledReadableOnlyByRootAndTheHeraldGroup() throws {
+        let install = "install -m 0640 -g herald config/heraldd.json5 /etc/herald/heraldd.json5"
+        let unit = try String(contentsOf: Self.root.appendingPathComponent("config/heraldd.service"), encoding: .utf8)
+        let operations = try String(contentsOf: Self.root.appendingPathComponent("docs/operations.md"), encoding: .utf8)
+        for (name, text) in [("config/heraldd.service", unit), ("docs/operations.md", operations)] {
+            #expect(text.contains(install), "\(name) does not install the config 0640")
+            #expect(!text.contains("install -m 0644 config/heraldd.json5"), "\(name) still installs the config 0644")
+            #expect(text.contains("groupadd --system herald"), "\(name) does not create the herald group")
+        }
+        // The dynamic user reads the 0640 file through the static group.
+        #expect(try Self.values(of: "SupplementaryGroups") == ["herald"])
+        #expect(try Self.values(of: "UMask") == ["0077"])
+    }
+
     @Test func workingDirectoryIsTheStateDirectorySoDataDirIsKept() throws {
         #expect(try Self.values(of: "StateDirectory") == ["herald"])
         #expect(try Self.values(of: "WorkingDirectory") == ["/var/lib/herald"])

@@ -28,6 +28,9 @@ public struct RecoveredState: Sendable {
     public var lockDescriptor: Int32
     /// Things worth a log line (a cut tail, a repair), in order.
     public var notes: [String]
+    /// Permission problems found in the data folder (a folder others could read, tightened
+    /// or not), each worth a warning of its own.
+    public var permissionWarnings: [String] = []
     /// Records replayed from the log.
     public var replayed: Int
 }
@@ -56,21 +59,20 @@ public enum StateDirectory {
 
     static func logName(_ generation: UInt64) -> String { "log." + String(generation) }
 
-    /// Opens the data folder (creating it), takes its lock, and recovers the state.
+    /// Opens the data folder (creating it 0700, or tightening it), takes its lock, and
+    /// recovers the state. Every file it creates or reopens is made 0600 (`PrivateFileMode`).
     /// - Parameters:
     ///   - path: the folder (`data_dir`).
     ///   - repair: cut damage in the middle of the log (or snapshot) instead of refusing.
     /// - Returns: the recovered state and the open log.
     /// - Throws: `PersistenceError` when the folder cannot be used or the files are damaged.
     public static func recover(path: String, repair: Bool) throws(PersistenceError) -> RecoveredState {
-        do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        } catch {
-            throw PersistenceError("data_dir " + path + ": cannot create the folder")
-        }
+        let warnings = try PrivateFileMode.prepareFolder(path)
         let lock = try takeLock(path)
         do throws(PersistenceError) {
-            return try recover(path: path, lock: lock, repair: repair)
+            var recovered = try recover(path: path, lock: lock, repair: repair)
+            recovered.permissionWarnings = warnings
+            return recovered
         } catch {
             close(lock)
             throw error
@@ -82,6 +84,7 @@ public enum StateDirectory {
         let store = StateStore()
         var generation: UInt64 = 0
         var snapshotBytes = 0
+        PrivateFileMode.tighten(path + "/" + snapshotName)
         if let snapshot = FileManager.default.contents(atPath: path + "/" + snapshotName) {
             snapshotBytes = snapshot.count
             generation = try loadSnapshot(Array(snapshot), into: store, path: path, repair: repair, notes: &notes)
@@ -89,7 +92,7 @@ public enum StateDirectory {
         let logPath = path + "/" + logName(generation)
         let log = Array(FileManager.default.contents(atPath: logPath) ?? Data())
         let (validLength, replayed) = try replayLog(log, into: store, path: logPath, repair: repair, notes: &notes)
-        let descriptor = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        let descriptor = PrivateFileMode.open(logPath, flags: O_WRONLY | O_APPEND | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw PersistenceError(logPath + ": cannot open for writing (" + String(cString: strerror(errno)) + ")")
         }
@@ -108,7 +111,7 @@ public enum StateDirectory {
 
     /// Takes an exclusive `flock` on `lock`, so two daemons never write one folder.
     private static func takeLock(_ path: String) throws(PersistenceError) -> Int32 {
-        let descriptor = open(path + "/" + lockName, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let descriptor = PrivateFileMode.open(path + "/" + lockName, flags: O_RDWR | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw PersistenceError("data_dir " + path + ": cannot open the lock file (" + String(cString: strerror(errno)) + ")")
         }

@@ -238,7 +238,7 @@ public final class StateWriter: @unchecked Sendable {
         // failure here leaves the old snapshot and log in charge and loses nothing.
         var descriptor: Int32 = -1
         if writeFile(temporary, bytes) {
-            descriptor = open(newLog, O_WRONLY | O_CREAT | O_APPEND | O_TRUNC | O_CLOEXEC, 0o644)
+            descriptor = PrivateFileMode.open(newLog, flags: O_WRONLY | O_APPEND | O_TRUNC | O_CLOEXEC)
         }
         guard descriptor >= 0, StateDirectory.syncDirectory(directory),
               rename(temporary, directory + "/" + StateDirectory.snapshotName) == 0 else {
@@ -269,7 +269,7 @@ public final class StateWriter: @unchecked Sendable {
 
     /// Creates `path` with `bytes`, fsynced.
     private func writeFile(_ path: String, _ bytes: [UInt8]) -> Bool {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let descriptor = PrivateFileMode.open(path, flags: O_WRONLY | O_TRUNC | O_CLOEXEC)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
         var offset = 0
