@@ -28,6 +28,11 @@ extension Config {
         merged.authUsers = new.authUsers
         merged.authTimeoutMs = new.authTimeoutMs
         merged.authMaxLine = new.authMaxLine
+        merged.maxUnauthenticated = new.maxUnauthenticated
+        merged.authFailLimit = new.authFailLimit
+        merged.authFailWindowMs = new.authFailWindowMs
+        merged.authBlockMs = new.authBlockMs
+        merged.userLimits = new.userLimits
         return merged
     }
 

@@ -37,6 +37,11 @@ enum ConfigKey: String, Sendable, CaseIterable {
     case auth
     case authTimeoutMs = "auth_timeout_ms"
     case authMaxLine = "auth_max_line"
+    case maxUnauthenticated = "max_unauthenticated"
+    case authFailLimit = "auth_fail_limit"
+    case authFailWindowMs = "auth_fail_window_ms"
+    case authBlockMs = "auth_block_ms"
+    case userLimits = "user_limits"
 
     /// Longest Unix socket path: `sun_path` is 108 bytes on Linux, one of them the NUL.
     static let maxUnixPathBytes = 107
@@ -76,6 +81,12 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .auth: return .section("an object: { users: [{ name, token_hash or token, publish?, subscribe? }…] }")
         case .authTimeoutMs: return .integer(100...3_600_000)
         case .authMaxLine: return .integer(256...1_048_576)
+        case .maxUnauthenticated: return .integer(1...10_000_000)
+        case .authFailLimit: return .integer(1...1_000_000)
+        case .authFailWindowMs, .authBlockMs: return .integer(1_000...86_400_000)
+        case .userLimits:
+            return .section("an object: { connections?, subscriptions?, channels?, retained_bytes?, history_bytes?, "
+                + "pending_bytes? } of positive integers")
         }
     }
 
@@ -101,6 +112,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .history, .historyBytes, .maxValueBytes, .maxListLength, .maxRetainedBytes: return true
         case .maxConnections, .maxSubs, .maxChannels, .maxRequests, .maxSignals, .maxLocks: return true
         case .auth, .authTimeoutMs, .authMaxLine: return true
+        case .maxUnauthenticated, .authFailLimit, .authFailWindowMs, .authBlockMs, .userLimits: return true
         }
     }
 }

@@ -24,6 +24,10 @@ extension Server {
         tunables.maxSignals = config.maxSignals
         tunables.maxLocks = config.maxLocks
         tunables.auth = AuthSettings(users: config.authUsers, timeoutMs: config.authTimeoutMs, maxLine: config.authMaxLine)
+        tunables.auth.maxUnauthenticated = config.maxUnauthenticated
+        tunables.auth.failLimit = config.authFailLimit
+        tunables.auth.failWindowMs = config.authFailWindowMs
+        tunables.auth.blockMs = config.authBlockMs
         return tunables
     }
 
@@ -65,6 +69,7 @@ extension Server {
                 broker.applyAuthSettings(now: now)
             }
             warnAboutPlainTokens(config)
+            warnAboutFastHashes(config)
             logger.setLevel(config.logLevel)
             nextHeartbeatTick = min(nextHeartbeatTick, main.now + Server.tickInterval(heartbeatMs: config.heartbeatMs))
             armTicker()

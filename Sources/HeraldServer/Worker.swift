@@ -117,9 +117,11 @@ final class Worker: @unchecked Sendable {
     func flushDirty() {
         var ready: [Connection] = []
         var rearm = false
+        var authEvents: [AuthEvent] = []
         let isMain = self === server.main
         shared.withLock { broker in
             server.drainStateRecords(broker)
+            authEvents = broker.takeAuthEvents()
             broker.drainDirty { session in
                 let owner = server.worker(for: session.id)
                 if owner === self {
@@ -131,6 +133,7 @@ final class Worker: @unchecked Sendable {
             if !isMain { rearm = server.needsRearm(for: broker.nextDeadline) }
         }
         for connection in ready { connection.writeTaken() }
+        if !authEvents.isEmpty { server.log(authEvents) }
         if isMain {
             server.armTicker()
         } else if rearm {

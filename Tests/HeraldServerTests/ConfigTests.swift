@@ -200,7 +200,9 @@ private func errorMessage(_ text: String) -> String? {
         #expect(Config.liveKeys == ["log_level", "max_line", "max_errors", "heartbeat_ms", "max_pending", "slow_consumer",
                                     "history", "history_bytes", "max_value_bytes", "max_list_length", "max_retained_bytes",
                                     "max_connections", "max_subs", "max_channels", "max_requests", "max_signals",
-                                    "monitor_timeout_ms", "max_locks", "auth", "auth_timeout_ms", "auth_max_line"])
-        #expect(Config.allKeys.count == 34)
+                                    "monitor_timeout_ms", "max_locks", "auth", "auth_timeout_ms", "auth_max_line",
+                                    "max_unauthenticated", "auth_fail_limit", "auth_fail_window_ms", "auth_block_ms",
+                                    "user_limits"])
+        #expect(Config.allKeys.count == 39)
     }
 }
