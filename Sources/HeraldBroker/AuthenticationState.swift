@@ -8,6 +8,9 @@ struct AuthenticationState {
     var verifiedTokens: VerifiedTokenCache
     /// Connections not yet authenticated, oldest first.
     var unauthenticated = UnauthenticatedSessions()
+    /// Tokens being verified off the loop (by fingerprint) → the other sessions whose
+    /// `hello` carried the same token and wait for that one verdict.
+    var verificationsInFlight: [[UInt8]: [Session]] = [:]
     /// Events for the server's log, oldest first; bounded so an undrained broker (a test, the
     /// fuzzer) cannot grow it without end.
     var events: [AuthEvent] = []

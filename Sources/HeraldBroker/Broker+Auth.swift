@@ -83,12 +83,10 @@ extension Broker {
             refuseBlocked(session, now: now)
             return .answered
         }
-        let fitting = token.count <= TokenCredential.maxTokenBytes
-        let slow = fitting && config.auth.hasSlowCredentials
+        let slow = token.count <= TokenCredential.maxTokenBytes && config.auth.hasSlowCredentials
+        let fingerprint = slow ? auth.verifiedTokens.fingerprint(of: token) : []
         var known: Set<TokenCredential> = []
-        if slow, let credential = auth.verifiedTokens.credential(for: auth.verifiedTokens.fingerprint(of: token)) {
-            known.insert(credential)
-        }
+        if slow, let credential = auth.verifiedTokens.credential(for: fingerprint) { known.insert(credential) }
         if let user = config.auth.user(for: token, accepted: known) {
             return admit(user, token: token, for: session, now: now) ? .proceed : .answered
         }
@@ -96,11 +94,20 @@ extension Broker {
             reject(session, now: now)
             return .answered
         }
-        session.pendingVerification = PendingVerification(
-            token: token, credentials: config.auth.slowCredentials, rid: current.ridRaw.map { Array($0) },
-            greeting: scanGreeting())
-        session.verificationTaken = false
+        park(session, token: token, fingerprint: fingerprint)
         return .parked
+    }
+
+    /// Parks a `hello` for verification off the loop. When the same token is being verified
+    /// already (a reconnect storm after a restart, or one guess from many sockets), the
+    /// session follows that verification instead of starting a KDF of its own.
+    private func park(_ session: Session, token: [UInt8], fingerprint: [UInt8]) {
+        session.pendingVerification = PendingVerification(
+            token: token, credentials: config.auth.slowCredentials, fingerprint: fingerprint,
+            rid: current.ridRaw.map { Array($0) }, greeting: scanGreeting())
+        session.verificationTaken = false
+        session.followsVerification = auth.verificationsInFlight[fingerprint] != nil
+        auth.verificationsInFlight[fingerprint, default: []].append(contentsOf: session.followsVerification ? [session] : [])
     }
 
     /// The rest of a `hello` once its token is settled: `name` and `echo`, parsed in the

@@ -8,12 +8,15 @@ extension Broker {
     /// - Parameter session: a connection the server just fed lines for.
     /// - Returns: the verification to run, or nil when none waits or it was taken already.
     public func takeVerification(for session: Session) -> PendingVerification? {
-        guard let pending = session.pendingVerification, !session.verificationTaken else { return nil }
+        guard let pending = session.pendingVerification, !session.verificationTaken, !session.followsVerification else {
+            return nil
+        }
         session.verificationTaken = true
         return pending
     }
 
-    /// Answers a parked `hello` with the verdict from off the loop.
+    /// Answers a parked `hello` with the verdict from off the loop, and every `hello` that
+    /// carried the same token meanwhile and waited for this verdict.
     ///
     /// The user is resolved against the users configured *now* (a SIGHUP may have come in
     /// between). A wrong token counts against the peer's address even when the connection
@@ -24,11 +27,25 @@ extension Broker {
     ///   - session: the connection whose `hello` was parked.
     ///   - accepted: the slow credentials that accepted its token (`PendingVerification.verify`).
     ///   - now: the monotonic clock in ms.
-    public func completeVerification(of session: Session, accepted: Set<TokenCredential>, now: Int) {
-        guard let pending = session.pendingVerification else { return }
+    /// - Returns: the other sessions answered with this verdict: the server resumes their
+    ///   held lines on their own loops.
+    @discardableResult
+    public func completeVerification(of session: Session, accepted: Set<TokenCredential>, now: Int) -> [Session] {
+        guard let pending = session.pendingVerification else { return [] }
+        let followers = session.followsVerification ? [] : auth.verificationsInFlight.removeValue(forKey: pending.fingerprint) ?? []
+        answer(session, pending, accepted: accepted, now: now)
+        for follower in followers {
+            if let own = follower.pendingVerification { answer(follower, own, accepted: accepted, now: now) }
+        }
+        flushSystemEvents()
+        return followers
+    }
+
+    private func answer(_ session: Session, _ pending: PendingVerification, accepted: Set<TokenCredential>, now: Int) {
         lastNow = now
         session.pendingVerification = nil
         session.verificationTaken = false
+        session.followsVerification = false
         let isOpen = sessions[session.id] === session && !session.closeAfterFlush
         answeringParkedHello(pending) {
             guard config.auth.isEnabled else {
@@ -42,12 +59,11 @@ extension Broker {
                 return
             }
             if user.credential.isSlow {
-                auth.verifiedTokens.remember(auth.verifiedTokens.fingerprint(of: pending.token), accepted: user.credential)
+                auth.verifiedTokens.remember(pending.fingerprint, accepted: user.credential)
             }
             guard isOpen, admit(user, token: pending.token, for: session, now: now) else { return }
             finishGreeting(session, pending.greeting, now: now)
         }
-        flushSystemEvents()
     }
 
     private func finishGreeting(_ session: Session, _ greeting: Greeting, now: Int) {

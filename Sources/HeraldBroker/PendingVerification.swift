@@ -17,6 +17,8 @@ public struct PendingVerification: Sendable {
     public let token: [UInt8]
     /// The slow credentials to try, each once.
     public let credentials: [TokenCredential]
+    /// The token's key in the verified-token cache and in the verifications in flight.
+    let fingerprint: [UInt8]
     /// The raw JSON of the `hello`'s `rid`, echoed in the answer.
     let rid: [UInt8]?
     /// The rest of the `hello`, applied once the token is accepted.

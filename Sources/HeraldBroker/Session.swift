@@ -61,6 +61,9 @@ public final class Session {
     var pendingVerification: PendingVerification?
     /// Whether the server already took `pendingVerification` to run it.
     var verificationTaken = false
+    /// Whether the parked `hello` waits for another connection's verification of the same
+    /// token instead of one of its own.
+    var followsVerification = false
     /// The user account its connection is charged to (`UserLimits.connections`).
     var account: UserAccount?
 

@@ -9,20 +9,58 @@ import Glibc
 /// this loop the verdict is handed to the broker, the held lines are framed as if just read,
 /// and reading resumes. The loop serves everyone else meanwhile.
 extension Connection {
-    /// Stops reading and queues the verification of a parked `hello`.
-    func startVerification(_ pending: PendingVerification) {
-        isHolding = true
-        uv_read_stop(stream)
-        let job = TokenVerification(pending, for: self)
-        guard job.start(on: worker.loop) else {
-            worker.server.logger.error("cannot queue a token verification; closing", ["client": "c" + String(session.id)])
-            close()
-            return
+    /// What a connection does after its lines were framed.
+    enum AfterLines {
+        /// Keep (or start again) reading.
+        case read
+        /// A `hello` was parked: verify it off the loop, holding what follows.
+        case verify(PendingVerification)
+        /// A `hello` waits for another connection's verification of the same token: hold.
+        case wait
+        /// The broker asked to close: stop reading.
+        case stop
+    }
+
+    /// Under the broker lock, after framing: what the connection must do next.
+    func nextStep(_ broker: Broker) -> AfterLines {
+        if session.closeAfterFlush { return .stop }
+        if let parked = broker.takeVerification(for: session) { return .verify(parked) }
+        return session.awaitsVerification ? .wait : .read
+    }
+
+    /// Carries out `nextStep`'s answer, outside the lock.
+    func proceed(_ step: AfterLines) {
+        guard !isClosing else { return }
+        switch step {
+        case .read:
+            if isHolding {
+                isHolding = false
+                startReading()
+            }
+        case .verify(let parked):
+            hold()
+            let job = TokenVerification(parked, for: self)
+            guard job.start(on: worker.loop) else {
+                worker.server.logger.error("cannot queue a token verification; closing", ["client": "c" + String(session.id)])
+                close()
+                return
+            }
+        case .wait:
+            hold()
+        case .stop:
+            uv_read_stop(stream)
         }
     }
 
-    /// Back on this loop with the verdict: the broker answers the `hello`, then the held bytes
-    /// are framed (they may park another `hello`), then reading resumes.
+    private func hold() {
+        guard !isHolding else { return }
+        isHolding = true
+        uv_read_stop(stream)
+    }
+
+    /// Back on this loop with the verdict: the broker answers the `hello` (and those that
+    /// waited for the same token), then the held bytes are framed (they may park another
+    /// `hello`), then reading resumes.
     /// - Parameters:
     ///   - job: the finished verification.
     ///   - cancelled: libuv cancelled the work (it is never asked to); the connection closes.
@@ -32,22 +70,29 @@ extension Connection {
             return
         }
         let now = worker.now
-        let (closing, parked) = worker.shared.withLock { broker -> (Bool, PendingVerification?) in
-            broker.completeVerification(of: session, accepted: job.accepted, now: now)
-            guard !isClosing else { return (true, nil) }
-            isHolding = false
-            let rest = held
-            held = []
-            let consumed = rest.withUnsafeBytes { frameLines($0, broker: broker, now: now) }
-            if consumed < rest.count { held = Array(rest[consumed...]) }
-            return (session.closeAfterFlush, broker.takeVerification(for: session))
+        let (step, followers) = worker.shared.withLock { broker -> (AfterLines, [Session]) in
+            let followers = broker.completeVerification(of: session, accepted: job.accepted, now: now)
+            return (isClosing ? .stop : frameHeld(broker, now: now), followers)
         }
-        guard !isClosing, !closing else { return }
-        if let parked {
-            startVerification(parked)
-        } else {
-            startReading()
-        }
+        proceed(step)
+        for follower in followers { worker.server.resumeHeldLines(of: follower.id) }
+    }
+
+    /// On this loop, after another connection's verification answered this one's `hello`.
+    func resumeAfterVerdict() {
+        guard isHolding, !isClosing else { return }
+        let now = worker.now
+        let step = worker.shared.withLock { broker in frameHeld(broker, now: now) }
+        proceed(step)
+    }
+
+    /// Under the broker lock: frames the held bytes as if just read.
+    private func frameHeld(_ broker: Broker, now: Int) -> AfterLines {
+        let rest = held
+        held = []
+        let consumed = rest.withUnsafeBytes { frameLines($0, broker: broker, now: now) }
+        if consumed < rest.count { held = Array(rest[consumed...]) }
+        return nextStep(broker)
     }
 
     /// The peer's IP address as text (`127.0.0.1`, `::1`), without the port: failed

@@ -147,18 +147,14 @@ final class Connection {
             }
             return
         }
-        let (closing, parked) = worker.shared.withLock { broker -> (Bool, PendingVerification?) in
+        let step = worker.shared.withLock { broker -> AfterLines in
             broker.stats.bytesIn += count
             broker.heard(from: session, now: now)
             let consumed = frameLines(bytes, broker: broker, now: now)
             if consumed < count { held.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[consumed...])) }
-            return (session.closeAfterFlush, broker.takeVerification(for: session))
+            return nextStep(broker)
         }
-        if closing {
-            uv_read_stop(stream)
-        } else if let parked {
-            startVerification(parked)
-        }
+        proceed(step)
     }
 
     /// Under the broker lock: frames `bytes` into lines for the broker, stopping right after

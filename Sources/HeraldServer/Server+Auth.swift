@@ -28,6 +28,14 @@ extension Server {
         }
     }
 
+    /// Resumes a connection whose parked `hello` another connection's verification answered,
+    /// on the connection's own loop: always through its inbox, so it runs after the callback
+    /// that answered it, whichever loop that was.
+    /// - Parameter id: the waiting connection.
+    func resumeHeldLines(of id: ConnectionID) {
+        worker(for: id).post(.resume(id))
+    }
+
     /// Logs a warning per user whose `token_hash` is the old fast `sha256:` form.
     func warnAboutFastHashes(_ config: Config) {
         for name in config.fastHashUsers {

@@ -15,6 +15,8 @@ final class Worker: @unchecked Sendable {
     enum Message {
         case adopt(fd: Int32, isTCP: Bool, id: Int, isTLS: Bool = false)
         case flush(ConnectionID)
+        /// Another loop's verification answered this connection's parked `hello`.
+        case resume(ConnectionID)
         case close(ConnectionID)
         case closeAll
         /// Main loop only: a deadline earlier than the timer's was created elsewhere.
@@ -168,6 +170,7 @@ final class Worker: @unchecked Sendable {
             switch message {
             case .adopt(let fd, let isTCP, let id, let isTLS): adopt(fd: fd, isTCP: isTCP, id: id, isTLS: isTLS)
             case .flush(let id): flushes.insert(id)
+            case .resume(let id): connections[id]?.resumeAfterVerdict()
             case .close(let id): connections[id]?.close()
             case .closeAll: for connection in Array(connections.values) { connection.close() }
             case .rearm: server.armTicker()

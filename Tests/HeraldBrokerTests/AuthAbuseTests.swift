@@ -100,6 +100,29 @@ extension BrokerHarness {
         }
     }
 
+    @Test func helloesWithATokenAlreadyBeingVerifiedWaitForThatOneVerdict() {
+        let harness = BrokerHarness(authConfig([slowUser("app", token: "s3cret")]))
+        let first = harness.connect()
+        let second = harness.connect()
+        let guess = harness.connect()
+        harness.send(first, #"{"op":"hello","token":"s3cret","rid":1}"#)
+        harness.send(second, #"{"op":"hello","token":"s3cret","rid":2}"#)
+        harness.send(guess, #"{"op":"hello","token":"other"}"#)
+        let pending = harness.broker.takeVerification(for: first)
+        #expect(harness.broker.takeVerification(for: second) == nil, "no KDF of its own")
+        #expect(second.awaitsVerification, "but its lines are held all the same")
+        #expect(harness.broker.takeVerification(for: guess) != nil, "another token gets its own")
+        let followers = harness.broker.completeVerification(of: first, accepted: pending?.verify(derive: fakeDerive) ?? [], now: 0)
+        #expect(followers.map(\.id) == [second.id])
+        #expect(harness.frames(first).first?["rid"] as? Int == 1)
+        let answer = harness.frames(second).first
+        #expect(answer?["ok"] as? String == "hello" && answer?["rid"] as? Int == 2)
+        #expect(!second.awaitsVerification && second.user?.name == "app")
+        let third = harness.connect()
+        harness.send(third, #"{"op":"hello","token":"s3cret"}"#)
+        #expect(!third.awaitsVerification, "and later ones hit the cache")
+    }
+
     @Test func aParkedHelloOutlivesTheAuthDeadline() {
         let harness = BrokerHarness(authConfig([slowUser("app", token: "s3cret")], timeoutMs: 500))
         let s = harness.connect()
@@ -246,8 +269,9 @@ extension BrokerHarness {
         let harness = BrokerHarness(config)
         let parked = (0..<3).map { _ in harness.connect(from: "10.0.0.7") }
         for s in parked { harness.send(s, #"{"op":"hello","token":"guess"}"#) }
-        for s in parked { #expect(harness.verify(s)) }
-        #expect(harness.figure("auth_failures") == 3)
+        #expect(harness.verify(parked[0]), "one KDF for the one token")
+        #expect(harness.figure("auth_failures") == 3, "but every guess counts")
+        #expect(parked.allSatisfy { $0.closeAfterFlush })
         #expect(hello(harness, from: "10.0.0.7", token: "right")["error"] as? String == "too_many_attempts")
     }
 }

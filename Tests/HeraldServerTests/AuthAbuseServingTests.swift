@@ -54,6 +54,19 @@ import Glibc
         #expect(try client.frame()["ok"] as? String == "sub")
     }
 
+    @Test func manyConnectionsHelloingWithOneTokenAtOnceAllGetIn() throws {
+        let daemon = try DaemonProcess(config: #"auth: { users: [ { name: "app", token_hash: "\#(Self.slowHash("storm", iterations: 200_000))" } ] }"#)
+        let clients = try (0..<12).map { _ in try daemon.client() }
+        for (rid, client) in clients.enumerated() {
+            client.send(#"{"op":"hello","token":"storm","rid":\#(rid)}"# + "\n" + #"{"op":"ping","rid":"p"}"#)
+        }
+        for (rid, client) in clients.enumerated() {
+            let hello = try client.frame(timeout: 30)
+            #expect(hello["ok"] as? String == "hello" && hello["rid"] as? Int == rid)
+            #expect(try client.frame()["rid"] as? String == "p", "the held line follows")
+        }
+    }
+
     @Test func aSlowVerificationDoesNotStallOtherClients() throws {
         // ~1 s of KDF per wrong hello on the development machine.
         let hash = Self.slowHash("right", iterations: 1_000_000)
