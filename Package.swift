@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "HeraldFuzzHarness", dependencies: ["HeraldWire", "HeraldBroker"]),
         .target(
             name: "HeraldServer",
-            dependencies: ["CLibUV", "HeraldWire", "HeraldBroker", "HeraldArguments", "HeraldTLS"]
+            dependencies: ["CLibUV", "COpenSSL", "HeraldWire", "HeraldBroker", "HeraldArguments", "HeraldTLS"]
         ),
         .target(name: "Herald", dependencies: ["HeraldWire", "HeraldTLS"]),
         .executableTarget(name: "herald", dependencies: ["Herald", "HeraldWire", "HeraldArguments"]),

@@ -6,6 +6,7 @@
 #include <openssl/err.h>
 #include <openssl/bio.h>
 #include <openssl/x509v3.h>
+#include <openssl/evp.h>
 
 /// Refuses SSLv3, TLS 1.0 and 1.1: TLS 1.2 is the oldest version Herald speaks.
 static inline int herald_ssl_ctx_set_min_tls12(SSL_CTX *ctx) {

@@ -1,7 +1,8 @@
 /// Incoming frames, on the I/O thread: answers, events, `info`, `ping`, `removed`.
 extension HeraldClient {
     /// Error codes after which the daemon closes the connection; they become the disconnect reason.
-    private static let closingCodes: Set<String> = ["shutting_down", "slow_consumer", "timeout", "too_many_errors", "forbidden"]
+    private static let closingCodes: Set<String> = ["shutting_down", "slow_consumer", "timeout", "too_many_errors", "forbidden",
+                                                          "too_many_attempts"]
 
     func handleLine(_ line: [UInt8]) {
         guard let frame = ServerFrame(line) else {

@@ -1,68 +1,5 @@
 import HeraldWire
 
-/// A user's token as the daemon keeps it: a salt and SHA-256(salt ‖ token), never the token.
-///
-/// The config's `token_hash` is `sha256:<salt hex>:<digest hex>`; a plain `token` (for
-/// development) is kept the same way with an empty salt, so every check costs the same
-/// and a comparison never depends on where two tokens first differ.
-public struct TokenCredential: Sendable, Equatable {
-    /// Bytes hashed before the token.
-    public let salt: [UInt8]
-    /// SHA-256(salt ‖ token), 32 bytes.
-    public let digest: [UInt8]
-
-    /// The prefix of a `token_hash` value, naming the scheme.
-    public static let scheme = "sha256"
-    /// Longest token accepted: a longer one in `hello` is wrong without being hashed, so an
-    /// authenticated peer cannot make the daemon hash megabytes per user.
-    public static let maxTokenBytes = 4_096
-
-    /// A credential from a plain token (the config's `token`).
-    /// - Parameter token: the token's UTF-8 bytes.
-    public init(plainToken token: [UInt8]) {
-        salt = []
-        digest = SHA256.hash(token)
-    }
-
-    /// Parses `sha256:<salt hex>:<64 hex digits>`.
-    /// - Parameter hash: the config's `token_hash` text.
-    /// - Returns: nil when it is not of that form (the salt may be empty, at most 64 bytes).
-    public init?(hash: String) {
-        let parts = hash.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == Substring(Self.scheme), parts[1].utf8.count <= 128,
-              let salt = SHA256.bytes(hex: String(parts[1])),
-              let digest = SHA256.bytes(hex: String(parts[2])), digest.count == 32 else { return nil }
-        self.salt = salt
-        self.digest = digest
-    }
-
-    /// The `token_hash` text for a token and a salt, what `heraldd --hash-token` prints.
-    /// - Parameters:
-    ///   - token: the token's UTF-8 bytes.
-    ///   - salt: random bytes (16 from the system CSPRNG is what the daemon uses).
-    /// - Returns: `sha256:<salt hex>:<hex of SHA-256(salt ‖ token)>`.
-    public static func hashLine(token: [UInt8], salt: [UInt8]) -> String {
-        Self.scheme + ":" + SHA256.hex(salt) + ":" + SHA256.hex(SHA256.hash(salt + token))
-    }
-
-    /// Whether `token` is this credential's token, comparing every digest byte whatever the
-    /// first difference (no early exit, so timing says nothing about the stored digest).
-    /// - Parameter token: the bytes a client sent in `hello`.
-    /// - Returns: true on a match.
-    public func accepts(_ token: [UInt8]) -> Bool {
-        var hasher = SHA256()
-        hasher.update(salt)
-        hasher.update(token)
-        let candidate = hasher.finalize()
-        var difference: UInt8 = 0
-        for index in 0..<32 {
-            let stored = index < digest.count ? digest[index] : 0
-            difference |= stored ^ candidate[index]
-        }
-        return difference == 0 && digest.count == 32
-    }
-}
-
 /// The channels one kind of access (`publish` or `subscribe`) reaches for one user.
 ///
 /// Deny wins; no allow list means every channel. Patterns follow `ChannelName`: `*` one
@@ -139,8 +76,8 @@ public struct AuthUser: Sendable, Equatable {
     }
 }
 
-/// The broker's auth settings: who may connect, how long they have to say so, and the
-/// smaller line limit before they have.
+/// The broker's auth settings: who may connect, how long they have to say so, the smaller
+/// line limit before they have, and how hard guessing is made.
 public struct AuthSettings: Sendable, Equatable {
     /// Configured users; none means auth is off.
     public var users: [AuthUser] = []
@@ -148,6 +85,17 @@ public struct AuthSettings: Sendable, Equatable {
     public var timeoutMs = 2_000
     /// Longest line accepted before authentication (bounded by `max_line` too).
     public var maxLine = 4_096
+    /// Wrong tokens from one address within `failWindowMs` that block it (`auth_fail_limit`).
+    public var failLimit = 10
+    /// The window those failures are counted in (`auth_fail_window_ms`).
+    public var failWindowMs = 60_000
+    /// How long a blocked address has every `hello` refused (`auth_block_ms`).
+    public var blockMs = 60_000
+    /// Connections not yet authenticated at most (`max_unauthenticated`, never more than
+    /// `max_connections`); a newcomer past it closes the oldest of them.
+    public var maxUnauthenticated = 1_000
+    /// Addresses the failure table remembers at most; the oldest is forgotten first.
+    public var failureTableCapacity = 10_000
 
     /// Creates settings; no users means auth off.
     public init(users: [AuthUser] = [], timeoutMs: Int = 2_000, maxLine: Int = 4_096) {
@@ -159,14 +107,28 @@ public struct AuthSettings: Sendable, Equatable {
     /// Whether connections must authenticate.
     public var isEnabled: Bool { !users.isEmpty }
 
-    /// The user a token belongs to, checking every user's credential (no early exit).
-    /// - Parameter token: the bytes sent in `hello`.
+    /// Whether some user's credential needs the slow KDF.
+    public var hasSlowCredentials: Bool { users.contains { $0.credential.isSlow } }
+
+    /// The slow credentials, each once, in file order: what a parked `hello` derives keys for.
+    public var slowCredentials: [TokenCredential] {
+        var seen = Set<TokenCredential>()
+        return users.map(\.credential).filter { $0.isSlow && seen.insert($0).inserted }
+    }
+
+    /// The user a token belongs to, checking every fast credential (no early exit) and
+    /// taking slow ones as matching when they are in `accepted`.
+    /// - Parameters:
+    ///   - token: the bytes sent in `hello`.
+    ///   - accepted: slow credentials already known to accept this token (derived off the
+    ///     loop, or remembered by the verified-token cache).
     /// - Returns: the first matching user in config order, or nil.
-    public func user(for token: [UInt8]) -> AuthUser? {
+    public func user(for token: [UInt8], accepted: Set<TokenCredential> = []) -> AuthUser? {
         guard token.count <= TokenCredential.maxTokenBytes else { return nil }
         var found: AuthUser?
         for user in users {
-            let matches = user.credential.accepts(token)
+            let credential = user.credential
+            let matches = credential.isSlow ? accepted.contains(credential) : credential.accepts(token)
             if matches && found == nil { found = user }
         }
         return found

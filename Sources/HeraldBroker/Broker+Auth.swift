@@ -6,8 +6,20 @@ import HeraldWire
 /// limited to `auth.maxLine`, until a `hello` carries a token of a configured user; a wrong
 /// token is `forbidden` and closes the connection, and one that has not authenticated
 /// within `auth.timeoutMs` is closed from the broker's deadline queue. All of this state
-/// lives in the `Session` (`isAuthenticated`, `user`, `presentedToken`).
+/// lives in the `Session` (`isAuthenticated`, `user`, `presentedToken`). A token that only a
+/// slow credential can judge parks its `hello` (`PendingVerification`, completed in
+/// `Broker+Verification`); failures, blocks and the pre-auth cap are in `auth`.
 extension Broker {
+    /// What `authenticate` made of a `hello`'s token.
+    enum HelloVerdict {
+        /// Authenticated (or nothing to authenticate): go on with `name` and `echo`.
+        case proceed
+        /// Answered already (`forbidden`, `too_many_attempts`, `limit`); nothing more to do.
+        case answered
+        /// Parked until the token is verified off the loop.
+        case parked
+    }
+
     /// The longest line the server should accept from this connection now.
     /// - Parameter session: the connection.
     /// - Returns: `max_line`, or the smaller pre-auth limit until it has authenticated.
@@ -15,11 +27,33 @@ extension Broker {
         session.isAuthenticated ? config.maxLine : min(config.maxLine, config.auth.maxLine)
     }
 
-    /// At connect: with auth on, the connection starts unauthenticated and its deadline runs.
+    /// At connect: with auth on, the connection starts unauthenticated and its deadline
+    /// runs; when that makes too many unauthenticated connections, the oldest one goes.
     func beginAuthentication(_ session: Session, now: Int) {
         guard config.auth.isEnabled, !session.closeAfterFlush else { return }
         session.isAuthenticated = false
         deadlines.schedule(at: now + config.auth.timeoutMs, kind: .auth, id: session.id)
+        auth.unauthenticated.insert(session.id)
+        evictOldestUnauthenticated(now: now)
+    }
+
+    /// Closes the oldest unauthenticated connections while there are more than
+    /// `max_unauthenticated` (never more than `max_connections`).
+    private func evictOldestUnauthenticated(now: Int) {
+        let cap = min(config.auth.maxUnauthenticated, config.maxConnections)
+        while auth.unauthenticated.count > cap, let id = auth.unauthenticated.oldest() {
+            guard let victim = sessions[id], !victim.closeAfterFlush else {
+                auth.unauthenticated.remove(id)
+                continue
+            }
+            let saved = current
+            current = RequestContext()
+            fail(victim, HeraldError(.limit, "too many unauthenticated connections (max_unauthenticated "
+                + String(cap) + "); closing the oldest"), now: now)
+            close(victim, now: now)
+            current = saved
+            auth.log(AuthEvent(.evictedUnauthenticated(limit: cap), client: clientName(victim), peer: peerName(victim)))
+        }
     }
 
     /// Before any op: only `hello` and `ping` until authenticated, then the user's permissions.
@@ -32,21 +66,87 @@ extension Broker {
         try checkPermission(op, of: user)
     }
 
-    /// `hello`'s token. - Returns: false when the token was wrong (the connection is
-    /// then answered `forbidden` and closing), true to go on with the rest of `hello`.
-    func authenticate(_ session: Session, now: Int) throws(HeraldError) -> Bool {
+    /// `hello`'s token, settled without a KDF when possible: a blocked address is refused,
+    /// fast credentials are hashed, the verified-token cache is asked; otherwise, with slow
+    /// credentials configured, the `hello` is parked for the server to verify off the loop.
+    func authenticate(_ session: Session, now: Int) throws(HeraldError) -> HelloVerdict {
         let token = try scanner.string(.token)
         guard config.auth.isEnabled else {
             if let token { session.presentedToken = token }
-            return true
+            return .proceed
         }
         guard let token else {
-            if session.isAuthenticated { return true }
+            if session.isAuthenticated { return .proceed }
             throw HeraldError(.authRequired, "hello needs 'token': this daemon requires authentication")
         }
-        guard let user = config.auth.user(for: token) else {
-            fail(session, HeraldError(.forbidden, "token not accepted; closing"), now: now)
+        if auth.failures.isBlocked(session.peer, now: now) {
+            refuseBlocked(session, now: now)
+            return .answered
+        }
+        let slow = token.count <= TokenCredential.maxTokenBytes && config.auth.hasSlowCredentials
+        let fingerprint = slow ? auth.verifiedTokens.fingerprint(of: token) : []
+        var known: Set<TokenCredential> = []
+        if slow, let credential = auth.verifiedTokens.credential(for: fingerprint) { known.insert(credential) }
+        if let user = config.auth.user(for: token, accepted: known) {
+            return admit(user, token: token, for: session, now: now) ? .proceed : .answered
+        }
+        guard slow else {
+            reject(session, now: now)
+            return .answered
+        }
+        park(session, token: token, fingerprint: fingerprint)
+        return .parked
+    }
+
+    /// Parks a `hello` for verification off the loop. When the same token is being verified
+    /// already (a reconnect storm after a restart, or one guess from many sockets), the
+    /// session follows that verification instead of starting a KDF of its own.
+    private func park(_ session: Session, token: [UInt8], fingerprint: [UInt8]) {
+        session.pendingVerification = PendingVerification(
+            token: token, credentials: config.auth.slowCredentials, fingerprint: fingerprint,
+            rid: current.ridRaw.map { Array($0) }, greeting: scanGreeting())
+        session.verificationTaken = false
+        session.followsVerification = auth.verificationsInFlight[fingerprint] != nil
+        auth.verificationsInFlight[fingerprint, default: []].append(contentsOf: session.followsVerification ? [session] : [])
+    }
+
+    /// The rest of a `hello` once its token is settled: `name` and `echo`, parsed in the
+    /// order the inline path always used, so an error names the first bad field.
+    func scanGreeting() -> Greeting {
+        var greeting = Greeting()
+        do throws(HeraldError) {
+            if let name = try scanner.string(.name) {
+                guard name.count <= 255 else { throw HeraldError(.badField, "field 'name' is longer than 255 bytes") }
+                greeting.name = name
+            }
+            greeting.echo = try scanner.bool(.echo)
+        } catch {
+            greeting.problem = error
+        }
+        return greeting
+    }
+
+    /// Applies a greeting and answers `{"ok":"hello","client":…}`, or throws its problem.
+    func greet(_ session: Session, _ greeting: Greeting) throws(HeraldError) {
+        if let name = greeting.name { session.name = name }
+        if let problem = greeting.problem { throw problem }
+        if let echo = greeting.echo { session.echo = echo }
+        answer(session, .hello) { out in
+            out.appendRaw(#","client":"#)
+            out.append(contentsOf: session.quotedClientID)
+        }
+    }
+
+    /// A token accepted for `user`: charged to the user's account (or refused with `limit`
+    /// past its `connections`), then the session takes the user.
+    /// - Returns: false when the connection was refused and is closing.
+    func admit(_ user: AuthUser, token: [UInt8], for session: Session, now: Int) -> Bool {
+        guard chargeConnection(of: session, to: user) else {
+            fail(session, HeraldError(.limit, "user \"" + user.name + "\" has its limit of "
+                + String(user.limits.connections) + " connections; closing"), now: now)
             close(session, now: now)
+            auth.log(AuthEvent(.userConnectionLimit(user: user.name, limit: user.limits.connections),
+                               client: clientName(session), peer: peerName(session)))
             return false
         }
         let wasAuthenticated = session.isAuthenticated
@@ -55,9 +155,42 @@ extension Broker {
         return true
     }
 
-    /// The auth deadline passed: an unauthenticated connection is told and closed.
+    /// A wrong token: counted against the peer's address (which may block it), answered
+    /// `forbidden` and closed.
+    func reject(_ session: Session, now: Int) {
+        countFailure(of: session, now: now)
+        fail(session, HeraldError(.forbidden, "token not accepted; closing"), now: now)
+        close(session, now: now)
+    }
+
+    /// Counts a wrong token against the peer's address, which may block it; also for a
+    /// connection that left while its token was being verified.
+    func countFailure(of session: Session, now: Int) {
+        auth.failureCount += 1
+        let outcome = auth.failures.recordFailure(
+            from: session.peer, now: now, limit: config.auth.failLimit,
+            windowMs: config.auth.failWindowMs, blockMs: config.auth.blockMs)
+        auth.log(AuthEvent(.rejected(failures: outcome.failures), client: clientName(session), peer: peerName(session)))
+        if outcome.blockedUntil != nil {
+            auth.log(AuthEvent(.blocked(failures: outcome.failures, blockMs: config.auth.blockMs),
+                               client: clientName(session), peer: peerName(session)))
+        }
+    }
+
+    /// A `hello` from a blocked address: `too_many_attempts`, closed, nothing hashed.
+    private func refuseBlocked(_ session: Session, now: Int) {
+        auth.blockedCount += 1
+        auth.log(AuthEvent(.refusedWhileBlocked, client: clientName(session), peer: peerName(session)))
+        fail(session, HeraldError(.tooManyAttempts, "too many failed hellos from this address; try again later; closing"),
+             now: now)
+        close(session, now: now)
+    }
+
+    /// The auth deadline passed: an unauthenticated connection is told and closed, unless
+    /// its `hello` is being verified (then the delay is the daemon's, and the verdict decides).
     func expireAuthentication(of id: ConnectionID, now: Int) {
-        guard let session = sessions[id], !session.isAuthenticated, !session.closeAfterFlush else { return }
+        guard let session = sessions[id], !session.isAuthenticated, !session.closeAfterFlush,
+              !session.awaitsVerification else { return }
         current = RequestContext()
         fail(session, HeraldError(.authRequired, "not authenticated within auth_timeout_ms ("
             + String(config.auth.timeoutMs) + " ms); closing"), now: now)
@@ -67,35 +200,33 @@ extension Broker {
     /// Applies the current users to every connection, after SIGHUP replaced `config`.
     ///
     /// Auth turned off: everyone is unrestricted. Otherwise every authenticated connection's
-    /// token is checked again: one no user accepts any more (its user removed, its token
-    /// changed, or auth newly on and it never gave a token) gets `forbidden` and is closed;
-    /// the others take their user's new permissions, and subscriptions those no longer
-    /// allow end with `{"removed":PATTERN,"sub":NAME,"reason":"forbidden"}`. Connections still
+    /// token is checked again, without a KDF: fast credentials are hashed, and a slow one
+    /// matches when it is the credential the connection authenticated with or the one the
+    /// verified-token cache holds for its token. One no user accepts any more (its user
+    /// removed, its token changed, or auth newly on and it never gave a token) gets
+    /// `forbidden` and is closed; the others take their user's new permissions, and
+    /// subscriptions those no longer allow end with
+    /// `{"removed":PATTERN,"sub":NAME,"reason":"forbidden"}`. Connections still
     /// authenticating keep their deadline.
     /// - Parameter now: the monotonic clock in ms.
     public func applyAuthSettings(now: Int) {
         lastNow = now
-        var verdicts: [[UInt8]: AuthUser?] = [:]
-        for session in sessions.values where !session.closeAfterFlush {
-            guard config.auth.isEnabled else {
-                session.user = nil
-                if !session.isAuthenticated {
-                    session.isAuthenticated = true
-                    deadlines.cancel(kind: .auth, id: session.id)
-                }
-                continue
-            }
-            guard session.isAuthenticated else { continue }
-            let user: AuthUser?
+        guard config.auth.isEnabled else {
+            liftAuthentication()
+            flushSystemEvents()
+            return
+        }
+        var verdicts: [RecheckKey: AuthUser?] = [:]
+        for session in sessions.values where !session.closeAfterFlush && session.isAuthenticated {
+            var user: AuthUser?
             if let token = session.presentedToken {
-                if let known = verdicts[token] {
+                let key = RecheckKey(token: token, credential: session.user?.credential)
+                if let known = verdicts[key] {
                     user = known
                 } else {
-                    user = config.auth.user(for: token)
-                    verdicts[token] = user
+                    user = recheck(token, previously: session.user?.credential)
+                    verdicts[key] = user
                 }
-            } else {
-                user = nil
             }
             guard let user, let token = session.presentedToken else {
                 current = RequestContext()
@@ -103,6 +234,7 @@ extension Broker {
                 close(session, now: now)
                 continue
             }
+            moveConnection(of: session, to: user)
             adopt(user, token: token, for: session)
             endForbiddenSubscriptions(of: session)
             revokeRights(of: session, now: now)
@@ -111,12 +243,37 @@ extension Broker {
         flushSystemEvents()
     }
 
+    /// Auth was turned off: every connection is unrestricted and uncharged.
+    private func liftAuthentication() {
+        for session in sessions.values where !session.closeAfterFlush {
+            session.user = nil
+            releaseConnection(of: session)
+            if !session.isAuthenticated {
+                session.isAuthenticated = true
+                deadlines.cancel(kind: .auth, id: session.id)
+            }
+        }
+        auth.unauthenticated.removeAll()
+    }
+
+    /// The user a live connection's token belongs to under the new users, without a KDF.
+    private func recheck(_ token: [UInt8], previously credential: TokenCredential?) -> AuthUser? {
+        var known: Set<TokenCredential> = []
+        if let credential, credential.isSlow { known.insert(credential) }
+        if config.auth.hasSlowCredentials, token.count <= TokenCredential.maxTokenBytes,
+           let cached = auth.verifiedTokens.credential(for: auth.verifiedTokens.fingerprint(of: token)) {
+            known.insert(cached)
+        }
+        return config.auth.user(for: token, accepted: known)
+    }
+
     private func adopt(_ user: AuthUser, token: [UInt8], for session: Session) {
         session.user = user
         session.presentedToken = token
         if !session.isAuthenticated {
             session.isAuthenticated = true
             deadlines.cancel(kind: .auth, id: session.id)
+            auth.unauthenticated.remove(session.id)
         }
     }
 
@@ -138,4 +295,21 @@ extension Broker {
             }
         }
     }
+
+    /// Auth events queued since the last call, oldest first, for the server's log.
+    public func takeAuthEvents() -> [AuthEvent] {
+        guard !auth.events.isEmpty else { return [] }
+        defer { auth.events.removeAll(keepingCapacity: true) }
+        return auth.events
+    }
+
+    func clientName(_ session: Session) -> String { String(decoding: session.clientID, as: UTF8.self) }
+
+    func peerName(_ session: Session) -> String { String(decoding: session.peer, as: UTF8.self) }
+}
+
+/// A token and the credential a connection authenticated with: one SIGHUP verdict each.
+private struct RecheckKey: Hashable {
+    let token: [UInt8]
+    let credential: TokenCredential?
 }

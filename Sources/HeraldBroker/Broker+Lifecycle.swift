@@ -16,6 +16,8 @@ extension Broker {
         releaseLinks(of: session)
         releaseSignals(of: session, now: lastNow)
         deadlines.cancel(kind: .auth, id: session.id)
+        auth.unauthenticated.remove(session.id)
+        releaseConnection(of: session)
         queueClientEvent(session, connected: false)
     }
 }

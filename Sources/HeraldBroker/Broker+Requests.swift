@@ -90,16 +90,8 @@ extension Broker {
     }
 
     private func hello(_ session: Session, now: Int) throws(HeraldError) {
-        guard try authenticate(session, now: now) else { return }
-        if let name = try scanner.string(.name) {
-            guard name.count <= 255 else { throw HeraldError(.badField, "field 'name' is longer than 255 bytes") }
-            session.name = name
-        }
-        if let echo = try scanner.bool(.echo) { session.echo = echo }
-        answer(session, .hello) { out in
-            out.appendRaw(#","client":"#)
-            out.append(contentsOf: session.quotedClientID)
-        }
+        guard try authenticate(session, now: now) == .proceed else { return }
+        try greet(session, scanGreeting())
     }
 
     private func answerPing(_ session: Session) {

@@ -27,6 +27,10 @@ extension Broker {
             StatsFigure("links", links.count),
             StatsFigure("retained_bytes", store.retainedBytes),
             StatsFigure("history_bytes", retention.historyBytes),
+            // Auth (issue 12): what to alert on when someone guesses tokens.
+            StatsFigure("auth_failures", auth.failureCount),
+            StatsFigure("auth_blocked", auth.blockedCount),
+            StatsFigure("unauthenticated", auth.unauthenticated.count),
         ]
     }
 }

@@ -80,6 +80,8 @@ public final class Broker {
     var sweepCursor: [UInt8]?
     /// Per-user accounts for `UserLimits`, by user name (auth on only).
     var accounts: [String: UserAccount] = [:]
+    /// Failed hellos, verified tokens, connections still to authenticate (`Broker+Auth`).
+    var auth: AuthenticationState
 
     /// Creates a broker.
     /// - Parameters:
@@ -94,6 +96,7 @@ public final class Broker {
         self.startedAt = now
         self.wallClock = wallClock
         self.randomWord = randomWord
+        self.auth = AuthenticationState(failureCapacity: config.auth.failureTableCapacity, randomWord: randomWord)
         self.systemSession = Session(id: 0, now: now)
         systemSession.name = Array("heraldd".utf8)
     }

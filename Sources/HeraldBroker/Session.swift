@@ -58,6 +58,15 @@ public final class Session {
     public internal(set) var user: AuthUser?
     /// The token it presented, kept to check it again when SIGHUP changes the users.
     var presentedToken: [UInt8]?
+    /// A `hello` parked until its token is verified off the loop (`PendingVerification`).
+    var pendingVerification: PendingVerification?
+    /// Whether the server already took `pendingVerification` to run it.
+    var verificationTaken = false
+    /// Whether the parked `hello` waits for another connection's verification of the same
+    /// token instead of one of its own.
+    var followsVerification = false
+    /// The user account its connection is charged to (`UserLimits.connections`).
+    var account: UserAccount?
 
     init(id: ConnectionID, now: Int) {
         self.id = id
@@ -69,6 +78,10 @@ public final class Session {
         self.quotedClientID = quoted
         self.lastHeard = now
     }
+
+    /// Whether a `hello` waits for its token to be verified: the server must hold the
+    /// connection's further lines until `Broker.completeVerification` answered it.
+    public var awaitsVerification: Bool { pendingVerification != nil }
 
     /// Bytes queued or in flight: what `max_pending` bounds.
     public var pendingBytes: Int { outbound.count + inFlight }

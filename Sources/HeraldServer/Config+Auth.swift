@@ -10,11 +10,12 @@ import HeraldWire
 /// Every problem names its place in the file (`auth.users[1].publish.allow[0]`), as the
 /// rule table does for top-level keys, so the operator can fix it without reading source.
 extension ConfigFileReader {
-    private static let userKeys: Set<String> = ["name", "token_hash", "token", "publish", "subscribe"]
+    private static let userKeys: Set<String> = ["name", "token_hash", "token", "publish", "subscribe", "limits"]
     private static let ruleKeys: Set<String> = ["allow", "deny"]
 
     /// The users of `auth.users`, or nil when `auth` is absent (or null).
-    func authUsers() throws(ConfigProblem) -> [AuthUser]? {
+    /// - Parameter limits: every user's limits (`user_limits`), which its own `limits` override.
+    func authUsers(limits: UserLimits = UserLimits()) throws(ConfigProblem) -> [AuthUser]? {
         let key = ConfigCodingKey(.auth)
         guard container.contains(key), (try? container.decodeNil(forKey: key)) != true else { return nil }
         guard let section = try? container.nestedContainer(keyedBy: ConfigCodingKey.self, forKey: key) else {
@@ -30,9 +31,9 @@ extension ConfigFileReader {
         while !list.isAtEnd {
             let place = "auth.users[\(users.count)]"
             guard let object = try? list.nestedContainer(keyedBy: ConfigCodingKey.self) else {
-                throw Self.problem(place, "expected an object { name, token_hash or token, publish?, subscribe? }")
+                throw Self.problem(place, "expected an object { name, token_hash or token, publish?, subscribe?, limits? }")
             }
-            let user = try Self.user(object, at: place)
+            let user = try Self.user(object, at: place, limits: limits)
             if users.contains(where: { $0.name == user.name }) {
                 throw Self.problem(place + ".name", "\"\(user.name)\" is given twice")
             }
@@ -41,7 +42,8 @@ extension ConfigFileReader {
         return users
     }
 
-    private static func user(_ object: KeyedDecodingContainer<ConfigCodingKey>, at place: String) throws(ConfigProblem) -> AuthUser {
+    private static func user(_ object: KeyedDecodingContainer<ConfigCodingKey>, at place: String,
+                             limits: UserLimits) throws(ConfigProblem) -> AuthUser {
         try rejectUnknown(in: object, allowed: userKeys, at: place)
         guard let name = try? object.decode(String.self, forKey: ConfigCodingKey(stringValue: "name")),
               !name.isEmpty, name.utf8.count <= 255 else {
@@ -56,7 +58,8 @@ extension ConfigFileReader {
             guard let text = try? object.decode(String.self, forKey: hashKey),
                   let parsed = TokenCredential(hash: text) else {
                 throw problem(place + ".token_hash",
-                              "expected \"sha256:<salt hex>:<64 hex digits>\" as printed by heraldd --hash-token <token>")
+                              "expected \"pbkdf2-sha256:<iterations>:<salt hex>:<64 hex digits>\" as printed by "
+                                + "heraldd --hash-token <token> (or the older \"sha256:<salt hex>:<64 hex digits>\")")
             }
             credential = parsed
             isPlain = false
@@ -72,7 +75,8 @@ extension ConfigFileReader {
         }
         return AuthUser(name: name, credential: credential, isPlainToken: isPlain,
                         publish: try rule(in: object, "publish", at: place),
-                        subscribe: try rule(in: object, "subscribe", at: place))
+                        subscribe: try rule(in: object, "subscribe", at: place),
+                        limits: try userLimits(in: object, "limits", at: place, over: limits) ?? limits)
     }
 
     private static func rule(in object: KeyedDecodingContainer<ConfigCodingKey>, _ name: String,
@@ -110,14 +114,14 @@ extension ConfigFileReader {
         return result
     }
 
-    private static func rejectUnknown(in object: KeyedDecodingContainer<ConfigCodingKey>, allowed: Set<String>,
+    static func rejectUnknown(in object: KeyedDecodingContainer<ConfigCodingKey>, allowed: Set<String>,
                                       at place: String) throws(ConfigProblem) {
         let unknown = object.allKeys.map(\.stringValue).filter { !allowed.contains($0) }.sorted()
         guard !unknown.isEmpty else { return }
         throw .unknownKeys(unknown.map { place + "." + $0 })
     }
 
-    private static func problem(_ place: String, _ message: String) -> ConfigProblem {
+    static func problem(_ place: String, _ message: String) -> ConfigProblem {
         ConfigProblem(description: "bad value for \"\(place)\": \(message)")
     }
 }
@@ -126,13 +130,29 @@ extension Config {
     /// Names of users whose token is in the file in plain text (for the start-up warning).
     public var plainTokenUsers: [String] { authUsers.filter(\.isPlainToken).map(\.name) }
 
-    /// A `token_hash` line for `token` with a fresh random 16-byte salt (`--hash-token`).
-    /// - Parameter token: the token an operator will hand to a client.
-    /// - Returns: `sha256:<salt hex>:<digest hex>`, ready for `token_hash`.
-    public static func hashToken(_ token: String) -> String {
+    /// Names of users whose `token_hash` is the old fast `sha256:` form (warned about at
+    /// start and on every reload, like plain tokens).
+    public var fastHashUsers: [String] {
+        authUsers.filter { !$0.isPlainToken && !$0.credential.isSlow }.map(\.name)
+    }
+
+    /// PBKDF2 iterations `--hash-token` uses. Measured on the 2-core development machine:
+    /// ~100 ms of CPU per verification (docs/operations.md); each wrong `hello` costs that per
+    /// pbkdf2 user, on the thread pool, and a verified token is cached for the process's life.
+    public static let hashIterations = 100_000
+
+    /// A `token_hash` line for `token`: PBKDF2-HMAC-SHA256 with a fresh random 16-byte salt
+    /// (`--hash-token`).
+    /// - Parameters:
+    ///   - token: the token an operator will hand to a client.
+    ///   - iterations: the PBKDF2 iteration count.
+    /// - Returns: `pbkdf2-sha256:<iterations>:<salt hex>:<key hex>`, ready for `token_hash`,
+    ///   or nil when OpenSSL failed.
+    public static func hashToken(_ token: String, iterations: Int = hashIterations) -> String? {
         var generator = SystemRandomNumberGenerator()
         let salt = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        return TokenCredential.hashLine(token: Array(token.utf8), salt: salt)
+        guard let key = PBKDF2.sha256(token: Array(token.utf8), salt: salt, iterations: iterations) else { return nil }
+        return TokenCredential(scheme: .pbkdf2SHA256(iterations: iterations), salt: salt, digest: key).line
     }
 }
 

@@ -97,6 +97,11 @@ extension Config: Decodable {
         maxPendingTotal = try reader.integer(.maxPendingTotal) ?? maxPendingTotal
         authTimeoutMs = try reader.integer(.authTimeoutMs) ?? authTimeoutMs
         authMaxLine = try reader.integer(.authMaxLine) ?? authMaxLine
-        authUsers = try reader.authUsers() ?? authUsers
+        maxUnauthenticated = try reader.integer(.maxUnauthenticated) ?? maxUnauthenticated
+        authFailLimit = try reader.integer(.authFailLimit) ?? authFailLimit
+        authFailWindowMs = try reader.integer(.authFailWindowMs) ?? authFailWindowMs
+        authBlockMs = try reader.integer(.authBlockMs) ?? authBlockMs
+        userLimits = try reader.userLimits() ?? userLimits
+        authUsers = try reader.authUsers(limits: userLimits) ?? authUsers
     }
 }

@@ -33,6 +33,11 @@ extension Config {
         merged.authTimeoutMs = new.authTimeoutMs
         merged.authMaxLine = new.authMaxLine
         merged.tlsTimeoutMs = new.tlsTimeoutMs
+        merged.maxUnauthenticated = new.maxUnauthenticated
+        merged.authFailLimit = new.authFailLimit
+        merged.authFailWindowMs = new.authFailWindowMs
+        merged.authBlockMs = new.authBlockMs
+        merged.userLimits = new.userLimits
         return merged
     }
 

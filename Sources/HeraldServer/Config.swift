@@ -64,6 +64,17 @@ public struct Config: Equatable, Sendable {
     public var authTimeoutMs: Int = 2_000
     /// Longest request line before authentication (`auth_max_line`).
     public var authMaxLine: Int = 4_096
+    /// Connections not yet authenticated at most (`max_unauthenticated`); a newcomer past it
+    /// closes the oldest of them. Never more than `max_connections` in effect.
+    public var maxUnauthenticated: Int = 1_000
+    /// Wrong tokens from one address within `auth_fail_window_ms` that block it (`auth_fail_limit`).
+    public var authFailLimit: Int = 10
+    /// The window failed `hello`s are counted in, ms (`auth_fail_window_ms`).
+    public var authFailWindowMs: Int = 60_000
+    /// How long a blocked address has its `hello`s refused, ms (`auth_block_ms`).
+    public var authBlockMs: Int = 60_000
+    /// What each user may take, unless its own `limits` say otherwise (`user_limits`).
+    public var userLimits: UserLimits = UserLimits()
     /// Most elements in one retained list (`max_list_length`).
     public var maxListLength: Int = 100_000
     /// Bytes of retained state over all channels, names included (`max_retained_bytes`).

@@ -44,6 +44,11 @@ enum ConfigKey: String, Sendable, CaseIterable {
     case unixMode = "unix_mode"
     case tlsTimeoutMs = "tls_timeout_ms"
     case tlsCiphers = "tls_ciphers"
+    case maxUnauthenticated = "max_unauthenticated"
+    case authFailLimit = "auth_fail_limit"
+    case authFailWindowMs = "auth_fail_window_ms"
+    case authBlockMs = "auth_block_ms"
+    case userLimits = "user_limits"
 
     /// Longest Unix socket path: `sun_path` is 108 bytes on Linux, one of them the NUL.
     static let maxUnixPathBytes = 107
@@ -88,6 +93,12 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .unixMode: return .octalMode
         case .tlsTimeoutMs: return .integer(100...600_000)
         case .tlsCiphers: return .text(maxBytes: nil)
+        case .maxUnauthenticated: return .integer(1...10_000_000)
+        case .authFailLimit: return .integer(1...1_000_000)
+        case .authFailWindowMs, .authBlockMs: return .integer(1_000...86_400_000)
+        case .userLimits:
+            return .section("an object: { connections?, subscriptions?, channels?, retained_bytes?, history_bytes?, "
+                + "pending_bytes? } of positive integers")
         }
     }
 
@@ -116,6 +127,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .maxConnections, .maxSubs, .maxChannels, .maxRequests, .maxSignals, .maxLocks: return true
         case .maxArgsBytes, .maxDeclared, .maxLinks, .maxPendingTotal: return true
         case .auth, .authTimeoutMs, .authMaxLine: return true
+        case .maxUnauthenticated, .authFailLimit, .authFailWindowMs, .authBlockMs, .userLimits: return true
         }
     }
 }

@@ -43,6 +43,11 @@ final class Connection {
     private(set) var isWriting = false
     var closeWhenWritten = false
     private(set) var isClosing = false
+    /// Bytes read behind a parked `hello`, not yet framed (`Connection+Verification`): at most
+    /// one read's worth, since reading stops while a verification runs.
+    var held: [UInt8] = []
+    /// Whether a token verification runs for this connection; its lines are held meanwhile.
+    var isHolding = false
 
     /// Buffers past this capacity are released once empty, so one burst does not pin memory.
     private static let retainedCapacity = 1 << 20
@@ -123,7 +128,8 @@ final class Connection {
         }
     }
 
-    private func startReading() {
+    /// Starts (or, after a verification, restarts) reading.
+    func startReading() {
         let status = uv_read_start(stream, { handle, _, buffer in
             guard let handle, let buffer, let data = handle.pointee.data else { return }
             let connection = Unmanaged<Connection>.fromOpaque(data).takeUnretainedValue()
@@ -149,22 +155,40 @@ final class Connection {
     }
 
     /// Hands plaintext to the broker: every complete line under one lock; stops reading when
-    /// the broker asked to close after its last answers.
+    /// the broker asked to close after its last answers. A `hello` the broker parks stops the
+    /// lines there: the rest is held and its token verified off the loop (`Connection+Verification`).
     func deliver(_ bytes: UnsafeRawBufferPointer) {
         let now = worker.now
         let count = bytes.count
-        let closing = worker.shared.withLock { broker -> Bool in
+        if isHolding {
+            // Only TLS gets here: plaintext of a read that arrived before reading stopped.
+            held.append(contentsOf: bytes)
+            worker.shared.withLock { broker in
+                broker.stats.bytesIn += count
+                broker.heard(from: session, now: now)
+            }
+            return
+        }
+        let step = worker.shared.withLock { broker -> AfterLines in
             broker.stats.bytesIn += count
             broker.heard(from: session, now: now)
-            framer.feed(bytes, limit: { broker.lineLimit(for: session) }) { framed in
-                switch framed {
-                case .line(let line): broker.handleLine(line, from: session, now: now)
-                case .tooLong(let length): broker.lineTooLong(from: session, length: length, now: now)
-                }
-            }
-            return session.closeAfterFlush
+            let consumed = frameLines(bytes, broker: broker, now: now)
+            if consumed < count { held.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[consumed...])) }
+            return nextStep(broker)
         }
-        if closing { uv_read_stop(stream) }
+        proceed(step)
+    }
+
+    /// Under the broker lock: frames `bytes` into lines for the broker, stopping right after
+    /// a `hello` it parked.
+    /// - Returns: how many bytes were consumed; the caller holds the rest.
+    func frameLines(_ bytes: UnsafeRawBufferPointer, broker: Broker, now: Int) -> Int {
+        framer.feed(bytes, limit: { broker.lineLimit(for: session) }, pausing: { session.awaitsVerification }) { framed in
+            switch framed {
+            case .line(let line): broker.handleLine(line, from: session, now: now)
+            case .tooLong(let length): broker.lineTooLong(from: session, length: length, now: now)
+            }
+        }
     }
 
     /// Under the broker lock: takes the session's queued bytes if no write is in flight.

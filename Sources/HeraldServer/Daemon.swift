@@ -33,7 +33,11 @@ public enum Daemon {
             return 0
         }
         if let token = options.hashToken {
-            print(Config.hashToken(token))
+            guard let line = Config.hashToken(token) else {
+                printError("heraldd: OpenSSL could not derive the key")
+                return startError
+            }
+            print(line)
             return 0
         }
         return serve(options)

@@ -28,6 +28,10 @@ extension Server {
         tunables.maxLinks = config.maxLinks
         tunables.maxPendingTotal = config.maxPendingTotal
         tunables.auth = AuthSettings(users: config.authUsers, timeoutMs: config.authTimeoutMs, maxLine: config.authMaxLine)
+        tunables.auth.maxUnauthenticated = config.maxUnauthenticated
+        tunables.auth.failLimit = config.authFailLimit
+        tunables.auth.failWindowMs = config.authFailWindowMs
+        tunables.auth.blockMs = config.authBlockMs
         return tunables
     }
 
@@ -70,6 +74,7 @@ extension Server {
                 broker.applyAuthSettings(now: now)
             }
             warnAboutPlainTokens(config)
+            warnAboutFastHashes(config)
             logger.setLevel(config.logLevel)
             nextHeartbeatTick = min(nextHeartbeatTick, main.now + Server.tickInterval(heartbeatMs: config.heartbeatMs))
             armTicker()

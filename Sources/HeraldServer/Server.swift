@@ -74,6 +74,7 @@ public final class Server {
             workers.append(try Worker(index: index, server: self, shared: shared))
         }
         warnAboutPlainTokens(config)
+        warnAboutFastHashes(config)
     }
 
     /// The first loop: listeners, timer and signals live on it.

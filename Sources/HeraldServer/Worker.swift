@@ -15,6 +15,8 @@ final class Worker: @unchecked Sendable {
     enum Message {
         case adopt(fd: Int32, isTCP: Bool, id: Int, isTLS: Bool = false)
         case flush(ConnectionID)
+        /// Another loop's verification answered this connection's parked `hello`.
+        case resume(ConnectionID)
         case close(ConnectionID)
         case closeAll
         /// Main loop only: a deadline earlier than the timer's was created elsewhere.
@@ -124,9 +126,11 @@ final class Worker: @unchecked Sendable {
     func flushDirty() {
         var ready: [Connection] = []
         var rearm = false
+        var authEvents: [AuthEvent] = []
         let isMain = self === server.main
         shared.withLock { broker in
             server.drainStateRecords(broker)
+            authEvents = broker.takeAuthEvents()
             broker.drainDirty { session in
                 let owner = server.worker(for: session.id)
                 if owner === self {
@@ -138,6 +142,7 @@ final class Worker: @unchecked Sendable {
             if !isMain { rearm = server.needsRearm(for: broker.nextDeadline) }
         }
         for connection in ready { connection.writeTaken() }
+        if !authEvents.isEmpty { server.log(authEvents) }
         if isMain {
             server.armTicker()
         } else if rearm {
@@ -172,6 +177,7 @@ final class Worker: @unchecked Sendable {
             switch message {
             case .adopt(let fd, let isTCP, let id, let isTLS): adopt(fd: fd, isTCP: isTCP, id: id, isTLS: isTLS)
             case .flush(let id): flushes.insert(id)
+            case .resume(let id): connections[id]?.resumeAfterVerdict()
             case .close(let id): connections[id]?.close()
             case .closeAll: for connection in Array(connections.values) { connection.close() }
             case .rearm: server.armTicker()

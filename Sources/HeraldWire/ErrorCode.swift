@@ -21,6 +21,7 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case slowConsumer = "slow_consumer"
     case tooManyErrors = "too_many_errors"
     case shuttingDown = "shutting_down"
+    case tooManyAttempts = "too_many_attempts"
 
     /// Whether this code counts toward `max_errors` (a run of malformed frames closes the connection).
     public var isProtocolError: Bool {

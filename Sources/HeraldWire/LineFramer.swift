@@ -80,14 +80,31 @@ public struct LineFramer {
     ///   - limit: the longest line accepted now; called once per line, without side effects.
     ///   - body: called once per complete line or overlong line; must not keep the pointer.
     public mutating func feed(_ bytes: UnsafeRawBufferPointer, limit: () -> Int, _ body: (FramedLine) -> Void) {
-        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        _ = feed(bytes, limit: limit, pausing: { false }, body)
+    }
+
+    /// Splits `bytes` into lines like `feed(_:limit:_:)`, but stops right after a line once
+    /// `pausing` says so, leaving the rest of `bytes` unread: the daemon parks a `hello`
+    /// whose token is verified off the loop and must not handle the lines behind it yet.
+    ///
+    /// Nothing of the unread rest is kept: the caller keeps it and feeds it again later, and
+    /// the carry-over buffer is empty at that point (a pause only follows a complete line).
+    /// - Parameters:
+    ///   - bytes: the next bytes read from the peer; any size, including empty.
+    ///   - limit: the longest line accepted now; called once per line, without side effects.
+    ///   - pausing: asked after each complete line; true stops the feed there.
+    ///   - body: called once per complete line or overlong line; must not keep the pointer.
+    /// - Returns: how many bytes of `bytes` were consumed (all of them unless it paused).
+    public mutating func feed(_ bytes: UnsafeRawBufferPointer, limit: () -> Int, pausing: () -> Bool,
+                              _ body: (FramedLine) -> Void) -> Int {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return 0 }
         let end = bytes.count
         var pos = 0
         while pos < end {
             maxLine = limit()
             guard let newline = Self.findNewline(base + pos, count: end - pos) else {
                 holdBack(UnsafeRawBufferPointer(start: base + pos, count: end - pos), body)
-                return
+                return end
             }
             let lineEnd = newline - UnsafeRawPointer(base)
             if discarding {
@@ -96,7 +113,9 @@ public struct LineFramer {
                 finishLine(UnsafeRawBufferPointer(start: base + pos, count: lineEnd - pos), body)
             }
             pos = lineEnd + 1
+            if pos < end && pausing() { return pos }
         }
+        return end
     }
 
     /// Handles the bytes of a line whose `"\n"` was found: `tail` is the part in this feed.

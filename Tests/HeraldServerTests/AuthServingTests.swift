@@ -112,7 +112,7 @@ import Glibc
     }
 
     @Test func usersDecodeWithHashesPlainTokensAndRules() throws {
-        let hash = Config.hashToken("tok")
+        let hash = TokenCredential.hashLine(token: Array("tok".utf8), salt: [7, 7])
         let config = try Config.decode(json5: Data("""
             { auth: { users: [ { name: "a", token_hash: "\(hash)", publish: { allow: ["x.>"], deny: ["x.y"] } },
                                { name: "b", token: "plain" } ] }, auth_timeout_ms: 500, auth_max_line: 1024, max_locks: 9 }
@@ -128,22 +128,40 @@ import Glibc
         #expect(tunables.maxLocks == 9)
     }
 
-    @Test func hashTokenPrintsAFreshlySaltedLine() throws {
-        let one = Config.hashToken("s3cr*t")
-        let two = Config.hashToken("s3cr*t")
-        #expect(one != two, "a new salt each time")
-        #expect(one.hasPrefix("sha256:") && one.split(separator: ":").map(\.count) == [6, 32, 64])
-        #expect(try #require(TokenCredential(hash: one)).accepts(Array("s3cr*t".utf8)))
+    /// Whether a slow credential accepts `token`, deriving the key as the daemon does.
+    private func slowAccepts(_ credential: TokenCredential, _ token: String) -> Bool {
+        guard let iterations = credential.iterations,
+              let key = PBKDF2.sha256(token: Array(token.utf8), salt: credential.salt, iterations: iterations) else { return false }
+        return credential.matches(derivedKey: key)
     }
 
-    @Test func hashTokenFlagPrintsALineTheDaemonAccepts() throws {
+    @Test func hashTokenPrintsAFreshlySaltedPBKDF2Line() throws {
+        let one = try #require(Config.hashToken("s3cr*t", iterations: 1_000))
+        let two = try #require(Config.hashToken("s3cr*t", iterations: 1_000))
+        #expect(one != two, "a new salt each time")
+        #expect(one.hasPrefix("pbkdf2-sha256:1000:") && one.split(separator: ":").map(\.count) == [13, 4, 32, 64])
+        let credential = try #require(TokenCredential(hash: one))
+        #expect(slowAccepts(credential, "s3cr*t") && !slowAccepts(credential, "s3cr*T"))
+    }
+
+    @Test func hashTokenFlagPrintsAPBKDF2LineWithTheDefaultIterations() throws {
         #expect(try CommandLineOptions.parse(["--hash-token", "a b"]).hashToken == "a b")
         let result = try runDaemon(["--hash-token", "to*k>en"])
         #expect(result.status == 0)
         let line = result.output.trimmingCharacters(in: .whitespacesAndNewlines)
         let credential = try #require(TokenCredential(hash: line), "\(line)")
-        #expect(credential.accepts(Array("to*k>en".utf8)))
-        #expect(!credential.accepts(Array("to*k>eN".utf8)))
+        #expect(credential.iterations == Config.hashIterations && credential.salt.count == 16)
+        #expect(slowAccepts(credential, "to*k>en"))
+        #expect(!slowAccepts(credential, "to*k>eN"))
+    }
+
+    /// PBKDF2-HMAC-SHA256 from libcrypto against RFC 7914 section 11's test vectors
+    /// (truncated to the 32 bytes a `token_hash` keeps).
+    @Test func pbkdf2MatchesTheRFC7914Vectors() throws {
+        let one = try #require(PBKDF2.sha256(token: Array("passwd".utf8), salt: Array("salt".utf8), iterations: 1))
+        #expect(SHA256.hex(one) == "55ac046e56e3089fec1691c22544b605f94185216dde0465e68b9d57c20dacbc")
+        let many = try #require(PBKDF2.sha256(token: Array("Password".utf8), salt: Array("NaCl".utf8), iterations: 80_000))
+        #expect(SHA256.hex(many) == "4ddcd8f60b98be21830cee5ef22701f9641a4418d04c0414aeff08876b34ab56")
     }
 
     @Test(arguments: [
@@ -164,10 +182,45 @@ import Glibc
         (#"{ auth_timeout_ms: 5 }"#, #"bad value for "auth_timeout_ms""#),
         (#"{ auth_max_line: 10 }"#, #"bad value for "auth_max_line""#),
         (#"{ max_locks: 0 }"#, #"bad value for "max_locks""#),
+        (#"{ auth: { users: [ { name: "a", token_hash: "pbkdf2-sha256:10:0011223344556677:00" } ] } }"#,
+         #""auth.users[0].token_hash": expected "pbkdf2-sha256:<iterations>"#),
+        (#"{ max_unauthenticated: 0 }"#, #"bad value for "max_unauthenticated""#),
+        (#"{ auth_fail_limit: 0 }"#, #"bad value for "auth_fail_limit""#),
+        (#"{ auth_fail_window_ms: 5 }"#, #"bad value for "auth_fail_window_ms""#),
+        (#"{ auth_block_ms: "1m" }"#, #"bad value for "auth_block_ms""#),
+        (#"{ user_limits: 3 }"#, #"bad value for "user_limits""#),
+        (#"{ user_limits: { conections: 3 } }"#, #"unknown key "user_limits.conections""#),
+        (#"{ user_limits: { connections: 0 } }"#, #""user_limits.connections": expected a positive integer"#),
+        (#"{ auth: { users: [ { name: "a", token: "t", limits: { channels: 1.5 } } ] } }"#,
+         #""auth.users[0].limits.channels": expected a positive integer"#),
+        (#"{ auth: { users: [ { name: "a", token: "t", limits: { max: 1 } } ] } }"#, #"unknown key "auth.users[0].limits.max""#),
+        (#"{ auth: { users: [ { name: "a", token: "t", limits: [] } ] } }"#, #""auth.users[0].limits": expected an object"#),
     ])
     func badAuthConfigNamesTheKey(text: String, expected: String) {
         let message = problem(text)
         #expect(message?.hasPrefix("h.json5: ") == true, "\(text)")
         #expect(message?.contains(expected) == true, "\(text): \(message ?? "accepted")")
+    }
+
+    @Test func userLimitsSetEveryUsersDefaultsAndAUsersOwnLimitsOverrideSome() throws {
+        let config = try Config.decode(json5: Data("""
+            { user_limits: { connections: 7, subscriptions: 70, channels: 700, retained_bytes: 7000,
+                             history_bytes: 70000, pending_bytes: 700000 },
+              max_unauthenticated: 50, auth_fail_limit: 3, auth_fail_window_ms: 2000, auth_block_ms: 9000,
+              auth: { users: [ { name: "a", token: "t" }, { name: "b", token: "u", limits: { connections: 2, pending_bytes: 9 } } ] } }
+            """.utf8), source: "h.json5")
+        let shared = UserLimits(connections: 7, subscriptions: 70, channels: 700, retainedBytes: 7000,
+                                historyBytes: 70000, pendingBytes: 700000)
+        #expect(config.userLimits == shared && config.authUsers[0].limits == shared)
+        var own = shared
+        own.connections = 2
+        own.pendingBytes = 9
+        #expect(config.authUsers[1].limits == own)
+        let tunables = Server.brokerConfig(from: config, epoch: "e")
+        #expect(tunables.auth.maxUnauthenticated == 50 && tunables.auth.failLimit == 3)
+        #expect(tunables.auth.failWindowMs == 2000 && tunables.auth.blockMs == 9000)
+        #expect(Config().reloadingLive(from: config).authUsers[1].limits == own, "applied on SIGHUP")
+        #expect(Config().reloadingLive(from: config).maxUnauthenticated == 50)
+        #expect(Config().authUsers.isEmpty && Config().maxUnauthenticated == 1_000 && Config().authFailLimit == 10)
     }
 }

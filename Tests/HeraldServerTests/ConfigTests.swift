@@ -212,7 +212,9 @@ private func errorMessage(_ text: String) -> String? {
                                     "history", "history_bytes", "max_value_bytes", "max_list_length", "max_retained_bytes",
                                     "max_connections", "max_subs", "max_channels", "max_requests", "max_signals",
                                     "monitor_timeout_ms", "max_locks", "max_args_bytes", "max_declared", "max_links",
-                                    "max_pending_total", "auth", "auth_timeout_ms", "auth_max_line", "tls_timeout_ms"])
-        #expect(Config.allKeys.count == 41)
+                                    "max_pending_total", "auth", "auth_timeout_ms", "auth_max_line", "tls_timeout_ms",
+                                    "max_unauthenticated", "auth_fail_limit", "auth_fail_window_ms", "auth_block_ms",
+                                    "user_limits"])
+        #expect(Config.allKeys.count == 46)
     }
 }

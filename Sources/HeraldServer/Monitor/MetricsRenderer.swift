@@ -65,6 +65,12 @@ enum MetricsRenderer {
                help: "Bytes of retained state over all channels, names included."),
         Metric(figure: "history_bytes", name: "herald_history_bytes", kind: .gauge,
                help: "Bytes of event history kept over all channels."),
+        Metric(figure: "auth_failures", name: "herald_auth_failures_total", kind: .counter,
+               help: "Hellos refused for a wrong token (forbidden)."),
+        Metric(figure: "auth_blocked", name: "herald_auth_blocked_total", kind: .counter,
+               help: "Hellos refused because their address had too many failures (too_many_attempts)."),
+        Metric(figure: "unauthenticated", name: "herald_unauthenticated_connections", kind: .gauge,
+               help: "Connections open now that have not authenticated yet."),
     ]
 
     /// The exposition text.

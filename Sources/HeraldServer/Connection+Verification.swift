@@ -1,0 +1,118 @@
+import CLibUV
+import HeraldBroker
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A connection whose `hello` the broker parked: reading stops, the bytes behind the `hello`
+/// are held, the token is verified on the thread pool (`TokenVerification`), and back on
+/// this loop the verdict is handed to the broker, the held lines are framed as if just read,
+/// and reading resumes. The loop serves everyone else meanwhile.
+extension Connection {
+    /// What a connection does after its lines were framed.
+    enum AfterLines {
+        /// Keep (or start again) reading.
+        case read
+        /// A `hello` was parked: verify it off the loop, holding what follows.
+        case verify(PendingVerification)
+        /// A `hello` waits for another connection's verification of the same token: hold.
+        case wait
+        /// The broker asked to close: stop reading.
+        case stop
+    }
+
+    /// Under the broker lock, after framing: what the connection must do next.
+    func nextStep(_ broker: Broker) -> AfterLines {
+        if session.closeAfterFlush { return .stop }
+        if let parked = broker.takeVerification(for: session) { return .verify(parked) }
+        return session.awaitsVerification ? .wait : .read
+    }
+
+    /// Carries out `nextStep`'s answer, outside the lock.
+    func proceed(_ step: AfterLines) {
+        guard !isClosing else { return }
+        switch step {
+        case .read:
+            if isHolding {
+                isHolding = false
+                startReading()
+            }
+        case .verify(let parked):
+            hold()
+            let job = TokenVerification(parked, for: self)
+            guard job.start(on: worker.loop) else {
+                worker.server.logger.error("cannot queue a token verification; closing", ["client": "c" + String(session.id)])
+                close()
+                return
+            }
+        case .wait:
+            hold()
+        case .stop:
+            uv_read_stop(stream)
+        }
+    }
+
+    private func hold() {
+        guard !isHolding else { return }
+        isHolding = true
+        uv_read_stop(stream)
+    }
+
+    /// Back on this loop with the verdict: the broker answers the `hello` (and those that
+    /// waited for the same token), then the held bytes are framed (they may park another
+    /// `hello`), then reading resumes.
+    /// - Parameters:
+    ///   - job: the finished verification.
+    ///   - cancelled: libuv cancelled the work (it is never asked to); the connection closes.
+    func verificationFinished(_ job: TokenVerification, cancelled: Bool) {
+        guard !cancelled else {
+            close()
+            return
+        }
+        let now = worker.now
+        let (step, followers) = worker.shared.withLock { broker -> (AfterLines, [Session]) in
+            let followers = broker.completeVerification(of: session, accepted: job.accepted, now: now)
+            return (isClosing ? .stop : frameHeld(broker, now: now), followers)
+        }
+        proceed(step)
+        for follower in followers { worker.server.resumeHeldLines(of: follower.id) }
+    }
+
+    /// On this loop, after another connection's verification answered this one's `hello`.
+    func resumeAfterVerdict() {
+        guard isHolding, !isClosing else { return }
+        let now = worker.now
+        let step = worker.shared.withLock { broker in frameHeld(broker, now: now) }
+        proceed(step)
+    }
+
+    /// Under the broker lock: frames the held bytes as if just read.
+    private func frameHeld(_ broker: Broker, now: Int) -> AfterLines {
+        let rest = held
+        held = []
+        let consumed = rest.withUnsafeBytes { frameLines($0, broker: broker, now: now) }
+        if consumed < rest.count { held = Array(rest[consumed...]) }
+        return nextStep(broker)
+    }
+
+    /// The peer's IP address as text (`127.0.0.1`, `::1`), without the port: failed
+    /// `hello`s are counted per address. Empty when the kernel cannot say.
+    static func peerAddress(of tcp: UnsafeMutablePointer<uv_tcp_t>) -> [UInt8] {
+        var storage = sockaddr_storage()
+        var length = Int32(MemoryLayout<sockaddr_storage>.size)
+        let status = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { uv_tcp_getpeername(tcp, $0, &length) }
+        }
+        guard status == 0 else { return [] }
+        var text = [CChar](repeating: 0, count: 64)
+        let isIPv6 = Int32(storage.ss_family) == AF_INET6
+        let named: Int32 = withUnsafePointer(to: &storage) { pointer in
+            if isIPv6 {
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { uv_ip6_name($0, &text, text.count) }
+            }
+            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { uv_ip4_name($0, &text, text.count) }
+        }
+        guard named == 0 else { return [] }
+        return text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+    }
+}

@@ -1,0 +1,56 @@
+import CLibUV
+import HeraldBroker
+
+/// One parked `hello`'s token, verified on libuv's thread pool so the KDF never stalls a loop.
+///
+/// `start` queues the work from the connection's loop (`uv_queue_work`); the pool thread
+/// runs `PendingVerification.verify` with OpenSSL's PBKDF2 and touches nothing else; the
+/// after-work callback runs on the same loop again and hands the verdict to the connection.
+/// A work request is not a handle (nothing to `uv_close`): the request's `data` holds this
+/// object retained from `start` until the after-work callback, which releases it and frees
+/// the request, and this object holds the connection, so neither can go away meanwhile.
+final class TokenVerification: @unchecked Sendable {
+    /// The `hello` to verify; immutable, read by the pool thread.
+    let pending: PendingVerification
+    /// The connection to answer on its own loop.
+    let connection: Connection
+    /// The credentials that accepted the token: written by the pool thread, read after it
+    /// on the loop (libuv's queue hand-off orders the two).
+    private(set) var accepted: Set<TokenCredential> = []
+    private let request = UnsafeMutablePointer<uv_work_t>.allocate(capacity: 1)
+
+    /// Creates the job. - Parameters: pending: the parked `hello`; connection: its connection.
+    init(_ pending: PendingVerification, for connection: Connection) {
+        self.pending = pending
+        self.connection = connection
+    }
+
+    deinit {
+        request.deallocate()
+    }
+
+    /// Queues the verification on the thread pool of `loop` (the connection's loop).
+    /// - Returns: false when libuv refused the work; nothing is retained then.
+    func start(on loop: UnsafeMutablePointer<uv_loop_t>) -> Bool {
+        let retained = Unmanaged.passRetained(self)
+        request.pointee.data = retained.toOpaque()
+        let status = uv_queue_work(loop, request, { request in
+            guard let request, let data = request.pointee.data else { return }
+            Unmanaged<TokenVerification>.fromOpaque(data).takeUnretainedValue().run()
+        }, { request, status in
+            guard let request, let data = request.pointee.data else { return }
+            let job = Unmanaged<TokenVerification>.fromOpaque(data).takeRetainedValue()
+            job.connection.verificationFinished(job, cancelled: status != 0)
+        })
+        guard status == 0 else {
+            retained.release()
+            return false
+        }
+        return true
+    }
+
+    /// On a pool thread: the KDF for every slow credential.
+    private func run() {
+        accepted = pending.verify(derive: PBKDF2.derivation)
+    }
+}
