@@ -49,8 +49,18 @@ final class TokenVerification: @unchecked Sendable {
         return true
     }
 
-    /// On a pool thread: the KDF for every slow credential.
+    /// On a pool thread: the KDF for every slow credential, at a lower CPU priority.
+    ///
+    /// The pool has 4 threads by default and the loops may have fewer cores than that: at
+    /// the default nice 0 a burst of wrong tokens took CPU from the loops (a ping's p99 went
+    /// from 5 to 24 ms on 2 cores). At nice 10 the scheduler gives a loop thread that wakes
+    /// up the CPU first; the KDFs use what is left. The daemon queues no other pool work, so
+    /// leaving the thread niced costs nothing else.
     private func run() {
+        _ = herald_set_thread_niceness(Self.niceness)
         accepted = pending.verify(derive: PBKDF2.derivation)
     }
+
+    /// The `nice` value of a thread running a KDF (Linux: per thread).
+    static let niceness: Int32 = 10
 }
