@@ -19,13 +19,16 @@ extension Connection {
         case wait
         /// The broker asked to close: stop reading.
         case stop
+        /// This pass's line budget is spent: hold the rest and go on in the next pass.
+        case yield
     }
 
     /// Under the broker lock, after framing: what the connection must do next.
     func nextStep(_ broker: Broker) -> AfterLines {
         if session.closeAfterFlush { return .stop }
         if let parked = broker.takeVerification(for: session) { return .verify(parked) }
-        return session.awaitsVerification ? .wait : .read
+        if session.awaitsVerification { return .wait }
+        return held.isEmpty ? .read : .yield
     }
 
     /// Carries out `nextStep`'s answer, outside the lock.
@@ -47,6 +50,9 @@ extension Connection {
             }
         case .wait:
             hold()
+        case .yield:
+            hold()
+            worker.yielded(self)
         case .stop:
             uv_read_stop(stream)
         }
@@ -81,6 +87,15 @@ extension Connection {
     /// On this loop, after another connection's verification answered this one's `hello`.
     func resumeAfterVerdict() {
         guard isHolding, !isClosing else { return }
+        let now = worker.now
+        let step = worker.shared.withLock { broker in frameHeld(broker, now: now) }
+        proceed(step)
+    }
+
+    /// In a later loop pass, after this connection yielded: frames the next budget's worth
+    /// of its held lines, then reads again once none are left.
+    func resumeAfterYield() {
+        guard isHolding, !isClosing, !session.awaitsVerification else { return }
         let now = worker.now
         let step = worker.shared.withLock { broker in frameHeld(broker, now: now) }
         proceed(step)

@@ -48,6 +48,11 @@ final class Connection {
     var held: [UInt8] = []
     /// Whether a token verification runs for this connection; its lines are held meanwhile.
     var isHolding = false
+    /// The loop pass (`Worker.pass`) this connection's line budget belongs to, when it began
+    /// (`uv_hrtime`), and the lines handled since (see `Connection+Budget.swift`).
+    var budgetPass = -1
+    var budgetStart: UInt64 = 0
+    var budgetLines = 0
 
     /// Buffers past this capacity are released once empty, so one burst does not pin memory.
     private static let retainedCapacity = 1 << 20
@@ -183,7 +188,8 @@ final class Connection {
     /// a `hello` it parked.
     /// - Returns: how many bytes were consumed; the caller holds the rest.
     func frameLines(_ bytes: UnsafeRawBufferPointer, broker: Broker, now: Int) -> Int {
-        framer.feed(bytes, limit: { broker.lineLimit(for: session) }, pausing: { session.awaitsVerification }) { framed in
+        framer.feed(bytes, limit: { broker.lineLimit(for: session) },
+                    pausing: { session.awaitsVerification || hasSpentBudget() }) { framed in
             switch framed {
             case .line(let line): broker.handleLine(line, from: session, now: now)
             case .tooLong(let length): broker.lineTooLong(from: session, length: length, now: now)

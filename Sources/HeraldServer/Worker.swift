@@ -35,6 +35,13 @@ final class Worker: @unchecked Sendable {
     let readBuffer: uv_buf_t
     private(set) var connections: [ConnectionID: Connection] = [:]
     private let flushCheck: UnsafeMutablePointer<uv_check_t>
+    /// Keeps the loop from sleeping in poll while connections that yielded wait for their
+    /// next budget (`Connection+Budget.swift`); active only then.
+    private let yieldIdle: UnsafeMutablePointer<uv_idle_t>
+    /// Connections that spent a pass's line budget with lines left, by id.
+    private var yieldedConnections: [ConnectionID: Connection] = [:]
+    /// Counts loop passes (one per `flushDirty`), for the per-pass line budget.
+    private(set) var pass = 0
     private let inbox: UnsafeMutablePointer<uv_async_t>
     private let inboxMutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private var pending: [Message] = []
@@ -56,6 +63,7 @@ final class Worker: @unchecked Sendable {
         readBufferBytes = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
         readBuffer = uv_buf_init(readBufferBytes.baseAddress?.assumingMemoryBound(to: CChar.self), UInt32(size))
         flushCheck = UnsafeMutablePointer<uv_check_t>.allocate(capacity: 1)
+        yieldIdle = UnsafeMutablePointer<uv_idle_t>.allocate(capacity: 1)
         inbox = UnsafeMutablePointer<uv_async_t>.allocate(capacity: 1)
         pthread_mutex_init(inboxMutex, nil)
         startFlushCheck()
@@ -124,6 +132,8 @@ final class Worker: @unchecked Sendable {
     /// Writes every connection with queued bytes: those of this loop now, the others'
     /// through their inboxes. One lock for the whole pass.
     func flushDirty() {
+        pass &+= 1
+        resumeYielded()
         var ready: [Connection] = []
         var rearm = false
         var authEvents: [AuthEvent] = []
@@ -150,7 +160,27 @@ final class Worker: @unchecked Sendable {
         }
     }
 
+    /// A connection spent its line budget for this pass with lines left: it goes on in the
+    /// next pass, and the loop must not sleep until then.
+    func yielded(_ connection: Connection) {
+        yieldedConnections[connection.session.id] = connection
+        if uv_is_active(UnsafeMutableRawPointer(yieldIdle).assumingMemoryBound(to: uv_handle_t.self)) == 0 {
+            uv_idle_start(yieldIdle) { _ in }
+        }
+    }
+
+    /// Gives every connection that yielded in an earlier pass its next budget.
+    private func resumeYielded() {
+        guard !yieldedConnections.isEmpty else { return }
+        let waiting = yieldedConnections
+        yieldedConnections.removeAll(keepingCapacity: true)
+        for connection in waiting.values { connection.resumeAfterYield() }
+        if yieldedConnections.isEmpty { uv_idle_stop(yieldIdle) }
+    }
+
     private func startFlushCheck() {
+        uv_idle_init(loop, yieldIdle)
+        yieldIdle.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         uv_check_init(loop, flushCheck)
         flushCheck.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         uv_check_start(flushCheck) { check in
@@ -213,6 +243,10 @@ final class Worker: @unchecked Sendable {
         handlesClosed = true
         for connection in Array(connections.values) { connection.close() }
         server.closeLoopHandles(of: self)
+        yieldedConnections.removeAll()
+        uv_close(UnsafeMutableRawPointer(yieldIdle).assumingMemoryBound(to: uv_handle_t.self)) { handle in
+            UnsafeMutableRawPointer(handle)?.deallocate()
+        }
         uv_close(UnsafeMutableRawPointer(flushCheck).assumingMemoryBound(to: uv_handle_t.self)) { handle in
             UnsafeMutableRawPointer(handle)?.deallocate()
         }
