@@ -27,6 +27,7 @@ extension Broker {
             data: scanner.raw(.data).map { Array($0) }, tag: scanner.raw(.tag).map { Array($0) },
             rid: current.ridRaw.map { Array($0) }, timeoutMs: timeout, levels: route(from: origin))
         signals[pending.id] = pending
+        signalsBySender[session.id, default: []].insert(pending.id)
         advance(pending, now: now)
     }
 
@@ -101,7 +102,7 @@ extension Broker {
     /// Offers the signal to the next handler, moving up levels as they run out.
     private func advance(_ pending: PendingSignal, now: Int) {
         pending.offeredID = nil
-        pending.offeredTo = nil
+        setOfferHolder(pending, to: nil)
         while true {
             while pending.nextCandidate < pending.candidates.count {
                 let handler = pending.candidates[pending.nextCandidate]
@@ -148,7 +149,7 @@ extension Broker {
     private func offer(_ pending: PendingSignal, to handler: Subscription, level: [UInt8], now: Int) {
         let session = handler.session
         pending.offeredID = handler.globalID
-        pending.offeredTo = session.id
+        setOfferHolder(pending, to: session.id)
         pending.askedConnections.insert(session.id)
         pending.hops += 1
         var isLast = false
@@ -185,7 +186,7 @@ extension Broker {
 
     /// Sends the sender its one `ok` and forgets the signal.
     private func finish(_ pending: PendingSignal, handledBy: [UInt8]?, at level: [UInt8]?) {
-        signals[pending.id] = nil
+        forget(pending)
         pending.sender.signalsInFlight -= 1
         deadlines.cancel(kind: .signalOffer, id: pending.id)
         rememberFinished(pending)
@@ -228,21 +229,44 @@ extension Broker {
 
     /// A departing connection: its own signals end silently; offers it holds count as
     /// `pass` (listed in `timeouts`) and move on.
+    ///
+    /// Costs the connection's own signals and held offers (per-connection indexes), not
+    /// every signal under way (issue 12: it sorted all of them per departing connection).
     func releaseSignals(of session: Session, now: Int) {
         finishedOffers[session.id] = nil
-        guard !signals.isEmpty else { return }
-        for pending in signals.values.sorted(by: { $0.id < $1.id }) {
-            if pending.sender === session {
-                signals[pending.id] = nil
-                session.signalsInFlight -= 1
-                deadlines.cancel(kind: .signalOffer, id: pending.id)
-                rememberFinished(pending)
-            } else if pending.offeredTo == session.id, let handler = pending.offeredID {
-                deadlines.cancel(kind: .signalOffer, id: pending.id)
-                pending.timeouts.append(handler)
-                advance(pending, now: now)
-            }
+        for id in (signalsBySender[session.id] ?? []).sorted() {
+            guard let pending = signals[id] else { continue }
+            forget(pending)
+            session.signalsInFlight -= 1
+            deadlines.cancel(kind: .signalOffer, id: pending.id)
+            rememberFinished(pending)
         }
+        for id in (offersHeld[session.id] ?? []).sorted() {
+            guard let pending = signals[id], pending.offeredTo == session.id, let handler = pending.offeredID else { continue }
+            deadlines.cancel(kind: .signalOffer, id: pending.id)
+            pending.timeouts.append(handler)
+            advance(pending, now: now)
+        }
+        offersHeld[session.id] = nil
+    }
+
+    /// Takes a signal out of the table and out of both per-connection indexes.
+    private func forget(_ pending: PendingSignal) {
+        signals[pending.id] = nil
+        setOfferHolder(pending, to: nil)
+        let sender = pending.sender.id
+        signalsBySender[sender]?.remove(pending.id)
+        if signalsBySender[sender]?.isEmpty == true { signalsBySender[sender] = nil }
+    }
+
+    /// Records who holds the signal's offer now, keeping `offersHeld` in step.
+    private func setOfferHolder(_ pending: PendingSignal, to holder: ConnectionID?) {
+        if let previous = pending.offeredTo {
+            offersHeld[previous]?.remove(pending.id)
+            if offersHeld[previous]?.isEmpty == true { offersHeld[previous] = nil }
+        }
+        pending.offeredTo = holder
+        if let holder { offersHeld[holder, default: []].insert(pending.id) }
     }
 
     /// After SIGHUP: an offer `session` holds for a signal whose origin its user may no

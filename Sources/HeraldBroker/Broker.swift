@@ -50,6 +50,10 @@ public final class Broker {
     /// Signals under way, by number.
     var signals: [Int: PendingSignal] = [:]
     var nextSignalID = 0
+    /// Signals under way by sender, and offers held by handler connection, so a departing
+    /// connection costs its own signals, not all of them (`Broker+Signals.swift`).
+    var signalsBySender: [ConnectionID: Set<Int>] = [:]
+    var offersHeld: [ConnectionID: Set<Int>] = [:]
     /// Per handler connection, ids of finished signals it was offered (late `handled`s).
     var finishedOffers: [ConnectionID: [Int]] = [:]
     /// Channels whose next level for signals was overridden with `link`.

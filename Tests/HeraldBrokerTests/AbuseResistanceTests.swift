@@ -241,3 +241,28 @@ import HeraldWire
         #expect(remaining == [2, 2, 2, 2], "\(counts)")
     }
 }
+
+/// Signals are indexed by sender and by the connection holding their offer, so a departing
+/// connection releases its own without walking every signal; nothing is left behind.
+@Suite struct SignalIndexTests {
+    @Test func departingSendersAndHandlersLeaveNoIndexEntries() {
+        let harness = BrokerHarness()
+        let handler = harness.connect()
+        let other = harness.connect()
+        harness.subscribe(handler, #""ch":"ui.>","handle":true,"sub":"h""#)
+        harness.subscribe(other, #""ch":"ui","handle":true,"sub":"up""#)
+        let senders = (0..<5).map { _ in harness.connect() }
+        for (n, sender) in senders.enumerated() {
+            harness.send(sender, #"{"op":"signal","ch":"ui.screen\#(n)","timeout_ms":60000}"#)
+        }
+        #expect(harness.broker.offersHeld[handler.id]?.count == 5)
+        harness.broker.disconnect(senders[0])
+        #expect(harness.broker.signals.count == 4 && harness.broker.signalsBySender[senders[0].id] == nil)
+        harness.broker.disconnect(handler)
+        #expect(harness.broker.offersHeld[handler.id] == nil)
+        #expect(harness.broker.offersHeld[other.id]?.count == 4, "each offer moved on to the next level's handler")
+        for sender in senders.dropFirst() { harness.broker.disconnect(sender) }
+        harness.broker.disconnect(other)
+        #expect(harness.broker.signals.isEmpty && harness.broker.signalsBySender.isEmpty && harness.broker.offersHeld.isEmpty)
+    }
+}
