@@ -55,28 +55,33 @@ extension Broker {
         } else {
             throw HeraldError(.missingField, "remove needs 'ch' or 'all':true")
         }
-        for name in names { removeInstance(name, reason: .remove) }
+        removeInstances(names, of: session, reason: .remove)
         answer(session, .remove) { out in appendCounter(&out, "count", names.count) }
     }
 
     /// Removes every instance channel a departing connection owns.
     func removeOwnedChannels(of session: Session) {
-        for name in instances.owned(by: session.id) { removeInstance(name, reason: .disconnect) }
+        removeInstances(instances.owned(by: session.id), of: session, reason: .disconnect)
     }
 
     /// After a reload: removes the connection's instance channels its user may no longer
     /// publish on (reason `forbidden`). Costs the connection's own channels.
     func revokeDeclarations(of session: Session) {
         guard let rule = session.user?.publish, !rule.isUnrestricted else { return }
-        for name in instances.owned(by: session.id) where !name.withUnsafeBytes({ rule.permits(channel: $0) }) {
-            removeInstance(name, reason: .forbidden)
-        }
+        let revoked = instances.owned(by: session.id).filter { !$0.withUnsafeBytes({ rule.permits(channel: $0) }) }
+        removeInstances(revoked, of: session, reason: .forbidden)
     }
 
     /// Takes an instance channel away: its ownership, its exact subscriptions, its record.
-    private func removeInstance(_ name: [UInt8], reason: RemovalReason) {
+    func removeInstance(_ name: [UInt8], reason: RemovalReason) {
         let owner = instances.owner(of: name)
         instances.release(name)
+        finishRemoval(of: name, owner: owner, ownerSession: nil, reason: reason)
+    }
+
+    /// The rest of a removal once ownership is gone: the exact subscriptions (told
+    /// `removed`), the record, the `$sys` event.
+    func finishRemoval(of name: [UInt8], owner: ConnectionID?, ownerSession: Session?, reason: RemovalReason) {
         let dropped = index.subscriptions(withPattern: name).sorted { $0.serial < $1.serial }
         for subscription in dropped {
             write(subscription.session) { out in
@@ -89,7 +94,7 @@ extension Broker {
             end(subscription)
         }
         dropChannelRecord(name)
-        channelRemoved(name, owner: owner, reason: reason)
+        channelRemoved(name, owner: owner, ownerSession: ownerSession, reason: reason)
     }
 
     /// The concrete, non-reserved channel named by `ch`.

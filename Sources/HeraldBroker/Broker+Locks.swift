@@ -88,11 +88,25 @@ extension Broker {
     }
 
     /// Releases every lock a departing connection holds.
+    ///
+    /// The first `lockReleaseSlice` go now, the rest in later loop passes
+    /// (`Broker+Teardown.swift`), so a connection holding a million locks does not stall
+    /// everyone while it leaves.
     func releaseLocks(of session: Session) {
-        for lock in locks.removeAll(ownedBy: session.id) {
-            if let key = lock.subscription { refreshLockFlag(key) }
+        for (position, lock) in locks.owned(by: session.id).enumerated() {
+            if position < Broker.lockReleaseSlice {
+                releaseLock(lock)
+            } else {
+                deferredLocks.append(lock)
+            }
         }
         if locks.count == 0 { locks.forgetMemo() }
+    }
+
+    /// Releases one lock and refreshes the flag of the subscription it named.
+    func releaseLock(_ lock: Lock) {
+        guard locks.remove(lock) else { return }
+        if let key = lock.subscription { refreshLockFlag(key) }
     }
 
     /// After a reload: releases the connection's locks on patterns its user may no longer

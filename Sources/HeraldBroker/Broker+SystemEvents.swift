@@ -32,10 +32,11 @@ extension Broker {
 
     /// `$sys.channel.removed`:
     /// `{"client":OWNER,"name":…,"user":…,"ch":CH,"reason":"remove"|"disconnect"}`.
-    func channelRemoved(_ name: [UInt8], owner: ConnectionID?, reason: RemovalReason) {
+    /// `ownerSession` names a departed owner whose channels are removed in later passes.
+    func channelRemoved(_ name: [UInt8], owner: ConnectionID?, ownerSession: Session? = nil, reason: RemovalReason) {
         var data: [UInt8] = []
         let ownerID = owner ?? 0
-        appendClient(ownerID, of: sessions[ownerID], to: &data)
+        appendClient(ownerID, of: ownerSession ?? sessions[ownerID], to: &data)
         data.appendRaw(#","ch":"#)
         data.appendJSONString(name)
         data.appendRaw(#","reason":"#)

@@ -82,6 +82,11 @@ public final class Broker {
     var pendingTotal = 0
     /// Where the channel-record sweep goes on from (`sweepChannelRecords`).
     var sweepCursor: [UInt8]?
+    /// Teardown waiting for later loop passes, each read from its head (`Broker+Teardown.swift`).
+    var deferredRemovals: [DeferredRemoval] = []
+    var removalHead = 0
+    var deferredLocks: [Lock] = []
+    var lockHead = 0
     /// Per-user accounts for `UserLimits`, by user name (auth on only).
     var accounts: [String: UserAccount] = [:]
     /// Failed hellos, verified tokens, connections still to authenticate (`Broker+Auth`).

@@ -42,6 +42,8 @@ final class Worker: @unchecked Sendable {
     private var yieldedConnections: [ConnectionID: Connection] = [:]
     /// Counts loop passes (one per `flushDirty`), for the per-pass line budget.
     private(set) var pass = 0
+    /// Whether the broker had teardown left after this loop's last slice.
+    private var hasTeardown = false
     private let inbox: UnsafeMutablePointer<uv_async_t>
     private let inboxMutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private var pending: [Message] = []
@@ -138,7 +140,12 @@ final class Worker: @unchecked Sendable {
         var rearm = false
         var authEvents: [AuthEvent] = []
         let isMain = self === server.main
+        var moreTeardown = false
         shared.withLock { broker in
+            if broker.hasDeferredWork {
+                broker.continueDeferredWork()
+                moreTeardown = broker.hasDeferredWork
+            }
             server.drainStateRecords(broker)
             authEvents = broker.takeAuthEvents()
             broker.drainDirty { session in
@@ -152,6 +159,8 @@ final class Worker: @unchecked Sendable {
             if !isMain { rearm = server.needsRearm(for: broker.nextDeadline) }
         }
         for connection in ready { connection.writeTaken() }
+        hasTeardown = moreTeardown
+        if moreTeardown { keepAwake() }
         if !authEvents.isEmpty { server.log(authEvents) }
         if isMain {
             server.armTicker()
@@ -164,6 +173,12 @@ final class Worker: @unchecked Sendable {
     /// next pass, and the loop must not sleep until then.
     func yielded(_ connection: Connection) {
         yieldedConnections[connection.session.id] = connection
+        keepAwake()
+    }
+
+    /// Keeps the loop from sleeping in poll until the yielded lines and the broker's queued
+    /// teardown (`Broker.continueDeferredWork`, a slice per pass) are done.
+    private func keepAwake() {
         if uv_is_active(UnsafeMutableRawPointer(yieldIdle).assumingMemoryBound(to: uv_handle_t.self)) == 0 {
             uv_idle_start(yieldIdle) { _ in }
         }
@@ -171,11 +186,14 @@ final class Worker: @unchecked Sendable {
 
     /// Gives every connection that yielded in an earlier pass its next budget.
     private func resumeYielded() {
-        guard !yieldedConnections.isEmpty else { return }
+        guard !yieldedConnections.isEmpty else {
+            if !hasTeardown { uv_idle_stop(yieldIdle) }
+            return
+        }
         let waiting = yieldedConnections
         yieldedConnections.removeAll(keepingCapacity: true)
         for connection in waiting.values { connection.resumeAfterYield() }
-        if yieldedConnections.isEmpty { uv_idle_stop(yieldIdle) }
+        if yieldedConnections.isEmpty && !hasTeardown { uv_idle_stop(yieldIdle) }
     }
 
     private func startFlushCheck() {

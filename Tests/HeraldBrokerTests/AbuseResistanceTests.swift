@@ -134,6 +134,13 @@ import HeraldWire
         for n in 0..<count { harness.send(owner, #"{"op":"declare","ch":"inst.\#(count - n)"}"#) }
         _ = harness.frames(owner)
         #expect(harness.request(owner, #"{"op":"remove","all":true}"#)["count"] as? Int == count)
+        #expect(harness.broker.instances.count == 0, "ownership goes at once")
+        var passes = 0
+        while harness.broker.hasDeferredWork && passes < 100 {
+            harness.broker.continueDeferredWork()
+            passes += 1
+        }
+        #expect(passes == (count - 1) / Broker.removalSlice, "the rest goes a slice per pass")
         let removed = harness.frames(watcher).compactMap { ($0["data"] as? [String: Any])?["ch"] as? String }
         #expect(removed == (0..<count).map { "inst.\(count - $0)" })
         #expect(harness.broker.instances.count == 0)
@@ -264,5 +271,42 @@ import HeraldWire
         for sender in senders.dropFirst() { harness.broker.disconnect(sender) }
         harness.broker.disconnect(other)
         #expect(harness.broker.signals.isEmpty && harness.broker.signalsBySender.isEmpty && harness.broker.offersHeld.isEmpty)
+    }
+}
+
+/// Teardown in slices (`Broker+Teardown.swift`): big teardowns finish over loop passes,
+/// small ones at once, and what a later request made is never torn down by an old one.
+@Suite struct TeardownSliceTests {
+    @Test func aChannelDeclaredAgainBeforeItsQueuedRemovalKeepsItsNewOwnerAndSubscribers() {
+        let harness = BrokerHarness()
+        let owner = harness.connect()
+        let count = Broker.removalSlice + 10
+        for n in 0..<count { harness.send(owner, #"{"op":"declare","ch":"d.\#(n)"}"#) }
+        _ = harness.frames(owner)
+        let last = "d.\(count - 1)"
+        harness.broker.disconnect(owner)
+        #expect(harness.broker.hasDeferredWork)
+        let heir = harness.connect()
+        #expect(harness.request(heir, #"{"op":"declare","ch":"\#(last)"}"#)["ok"] as? String == "declare")
+        harness.subscribe(heir, #""ch":"\#(last)","sub":"mine""#)
+        while harness.broker.hasDeferredWork { harness.broker.continueDeferredWork() }
+        #expect(harness.frames(heir).isEmpty, "no removed frame for the new owner's channel")
+        #expect(harness.broker.instances.count == 1)
+        #expect(harness.broker.clientChannelCount == 1)
+    }
+
+    @Test func aMillionLocksWorthOfReleaseIsSlicedAndEndsWithNothingHeld() {
+        let harness = BrokerHarness()
+        let locker = harness.connect()
+        let count = Broker.lockReleaseSlice + 500
+        var lines = ""
+        for n in 0..<count { lines += #"{"op":"lock","ch":"l.\#(n)"}"# + "\n" }
+        for line in lines.split(separator: "\n") { harness.send(locker, String(line)) }
+        _ = harness.frames(locker)
+        #expect(harness.broker.locks.count == count)
+        harness.broker.disconnect(locker)
+        #expect(harness.broker.locks.count == 500, "the first slice goes at once")
+        harness.broker.continueDeferredWork()
+        #expect(harness.broker.locks.count == 0 && !harness.broker.hasDeferredWork)
     }
 }
