@@ -147,7 +147,10 @@ extension Broker {
     }
 
     /// How many directory names one sweep visits.
-    static let sweepBudget = 20_000
+    /// Small enough that a tick's sweep costs a few milliseconds: with a million records a
+    /// full round takes a few minutes, which is soon enough for what it is for (records
+    /// filling `max_channels` slowly).
+    static let sweepBudget = 5_000
 
     private func isIdle(_ channel: Channel) -> Bool {
         let name = channel.name

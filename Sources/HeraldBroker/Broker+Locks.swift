@@ -89,12 +89,12 @@ extension Broker {
 
     /// Releases every lock a departing connection holds.
     ///
-    /// The first `lockReleaseSlice` go now, the rest in later loop passes
+    /// The first `inlineLockReleases` go now, the rest in later loop passes
     /// (`Broker+Teardown.swift`), so a connection holding a million locks does not stall
     /// everyone while it leaves.
     func releaseLocks(of session: Session) {
         for (position, lock) in locks.owned(by: session.id).enumerated() {
-            if position < Broker.lockReleaseSlice {
+            if position < Broker.inlineLockReleases {
                 releaseLock(lock)
             } else {
                 deferredLocks.append(lock)

@@ -12,15 +12,18 @@
 /// skipped, so the new owner's channel and subscribers stay), and a departed connection's
 /// queued locks still suppress deliveries until their slice runs, a few passes later.
 extension Broker {
-    /// Instance channels removed per pass, and at once.
+    /// Instance channels removed at once (inside the request or disconnect), and per pass
+    /// after that. Small, because several connections may leave in one pass.
+    static let inlineRemovals = 100
     static let removalSlice = 1_000
-    /// Locks released per pass, and at once.
-    static let lockReleaseSlice = 20_000
+    /// Locks released at once, and per pass after that.
+    static let inlineLockReleases = 1_000
+    static let lockReleaseSlice = 5_000
 
     /// Removes instance channels: the first `removalSlice` now, the rest in later passes.
     func removeInstances(_ names: [[UInt8]], of owner: Session, reason: RemovalReason) {
         for (position, name) in names.enumerated() {
-            if position < Broker.removalSlice {
+            if position < Broker.inlineRemovals {
                 removeInstance(name, reason: reason)
                 continue
             }

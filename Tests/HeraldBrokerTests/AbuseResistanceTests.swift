@@ -140,7 +140,8 @@ import HeraldWire
             harness.broker.continueDeferredWork()
             passes += 1
         }
-        #expect(passes == (count - 1) / Broker.removalSlice, "the rest goes a slice per pass")
+        #expect(passes == (count - Broker.inlineRemovals + Broker.removalSlice - 1) / Broker.removalSlice,
+                "the rest goes a slice per pass")
         let removed = harness.frames(watcher).compactMap { ($0["data"] as? [String: Any])?["ch"] as? String }
         #expect(removed == (0..<count).map { "inst.\(count - $0)" })
         #expect(harness.broker.instances.count == 0)
@@ -280,7 +281,7 @@ import HeraldWire
     @Test func aChannelDeclaredAgainBeforeItsQueuedRemovalKeepsItsNewOwnerAndSubscribers() {
         let harness = BrokerHarness()
         let owner = harness.connect()
-        let count = Broker.removalSlice + 10
+        let count = Broker.inlineRemovals + 10
         for n in 0..<count { harness.send(owner, #"{"op":"declare","ch":"d.\#(n)"}"#) }
         _ = harness.frames(owner)
         let last = "d.\(count - 1)"
@@ -298,14 +299,16 @@ import HeraldWire
     @Test func aMillionLocksWorthOfReleaseIsSlicedAndEndsWithNothingHeld() {
         let harness = BrokerHarness()
         let locker = harness.connect()
-        let count = Broker.lockReleaseSlice + 500
+        let count = Broker.inlineLockReleases + Broker.lockReleaseSlice + 500
         var lines = ""
         for n in 0..<count { lines += #"{"op":"lock","ch":"l.\#(n)"}"# + "\n" }
         for line in lines.split(separator: "\n") { harness.send(locker, String(line)) }
         _ = harness.frames(locker)
         #expect(harness.broker.locks.count == count)
         harness.broker.disconnect(locker)
-        #expect(harness.broker.locks.count == 500, "the first slice goes at once")
+        #expect(harness.broker.locks.count == Broker.lockReleaseSlice + 500, "the first slice goes at once")
+        harness.broker.continueDeferredWork()
+        #expect(harness.broker.locks.count == 500, "then a slice per pass")
         harness.broker.continueDeferredWork()
         #expect(harness.broker.locks.count == 0 && !harness.broker.hasDeferredWork)
     }
