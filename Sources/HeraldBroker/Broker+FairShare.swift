@@ -109,6 +109,45 @@ extension Broker {
         account.channels += 1
     }
 
+    // MARK: - Retained bytes per user
+
+    /// The per-user `retained_bytes` check for a state change by `session`'s user that would
+    /// leave the channel with `contentBytes` of content (called by `StateStore.apply` once
+    /// the daemon-wide limits passed). Like `max_retained_bytes`, only a change that adds
+    /// to the user's charge is refused, so a user over a lowered limit can still shrink.
+    /// - Returns: the `limit` error, or nil when the change is admitted.
+    func retainedRefusal(_ record: StateRecord, contentBytes: Int, by session: Session) -> HeraldError? {
+        guard let user = session.user, let account = account(of: session) else { return nil }
+        let held = retainedHolders.holding(of: record.channel)
+        let before = held?.account === account ? held?.bytes ?? 0 : 0
+        let after = Self.retainedCharge(record, contentBytes: contentBytes)
+        guard after > before, account.retainedBytes - before + after > user.limits.retainedBytes else { return nil }
+        return HeraldError(.limit, "user \"" + user.name + "\" would hold more than its "
+            + String(user.limits.retainedBytes) + " bytes of retained state (user_limits.retained_bytes)")
+    }
+
+    /// Makes `session`'s user (nobody without auth) the holder of a channel's state after a
+    /// change was applied, crediting the previous holder (`RetainedHolders`).
+    func rechargeRetained(_ record: StateRecord, contentBytes: Int, by session: Session) {
+        let bytes = Self.retainedCharge(record, contentBytes: contentBytes)
+        let account = bytes > 0 && session.user != nil ? account(of: session) : nil
+        let previous = retainedHolders.replace(record.channel, with: account.map { .init(account: $0, bytes: bytes) })
+        account?.retainedBytes += bytes
+        if let previous {
+            previous.account.retainedBytes -= previous.bytes
+            dropIfEmpty(previous.account)
+        }
+    }
+
+    /// What a channel's state costs its holder after `record`: its name plus its content, as
+    /// `max_retained_bytes` counts it; nothing for the tombstone `del` leaves.
+    private static func retainedCharge(_ record: StateRecord, contentBytes: Int) -> Int {
+        switch record {
+        case .delete, .forget: return 0
+        default: return record.channel.count + contentBytes
+        }
+    }
+
     // MARK: - Channel records
 
     /// Drops a channel record: its `seq`, history and match cache go; the name leaves the
@@ -127,7 +166,8 @@ extension Broker {
     }
 
     /// Collects channel records nothing holds: no subscription reaches them, no history,
-    /// no retained state (not even a tombstone), no owner, no link. Visits at most `budget`
+    /// no retained state (not even a tombstone: `sweepTombstones` collects those first, which
+    /// frees the record for this sweep), no owner, no link. Visits at most `budget`
     /// names per call from where the last call stopped, so a sweep of millions of records
     /// is spread over ticks and never stalls the loop. A collected channel's `seq` starts
     /// again at 1; nobody can tell, as nobody subscribes to it and it has no history.

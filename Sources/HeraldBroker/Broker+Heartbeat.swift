@@ -36,6 +36,7 @@ extension Broker {
         }
         enforcePendingPerUser()
         recountPending()
+        sweepTombstones()
         sweepChannelRecords()
         flushSystemEvents()
         return overdue

@@ -12,34 +12,75 @@ struct CatchUp {
 
 extension Broker {
     /// Stores the event just built in `eventShared` (middle, then tail) in the channel's history,
-    /// then enforces `history` per channel and `history_bytes` overall.
-    func recordHistory(on channel: Channel) {
+    /// then enforces `history` per channel, the publishing user's `history_bytes` and
+    /// `history_bytes` overall. Every eviction takes a channel's oldest event, so what a
+    /// channel keeps is always a contiguous run of its latest events and a `since` replay
+    /// never skips one in the middle.
+    /// - Parameters:
+    ///   - channel: the channel the event was sent on.
+    ///   - session: the connection whose request produced it; its user is charged.
+    func recordHistory(on channel: Channel, from session: Session) {
         let limit = config.history
         guard limit > 0 else {
             if channel.history.count > 0 { forgetHistory(of: channel) }
             return
         }
         retention.nextStamp += 1
-        retention.historyBytes += channel.history.record(
+        let owner = session.account
+        let cost = channel.history.record(
             seq: channel.seq, stamp: retention.nextStamp, middle: eventShared.bytes(0..<eventSplit),
-            tail: eventShared.bytes(eventSplit..<eventShared.count))
+            tail: eventShared.bytes(eventSplit..<eventShared.count), owner: owner)
+        retention.historyBytes += cost
         retention.historyEvents += 1
         if !channel.history.isInLedger { retention.ledger.insert(channel, stamp: retention.nextStamp) }
-        while channel.history.count > limit {
-            retention.historyBytes -= channel.history.evictOldest()
-            retention.historyEvents -= 1
+        if let owner {
+            owner.historyBytes += cost
+            owner.historyEvents += 1
+            owner.historyLedger.append(stamp: retention.nextStamp, channel: channel, liveEvents: owner.historyEvents)
+        }
+        while channel.history.count > limit { evictOldestEvent(of: channel) }
+        if let owner, let userLimit = session.user?.limits.historyBytes, owner.historyBytes > userLimit {
+            evictHistory(of: owner, downTo: userLimit)
         }
         while retention.historyBytes > config.historyBytes, let oldest = retention.ledger.popOldest() {
-            retention.historyBytes -= oldest.history.evictOldest()
-            retention.historyEvents -= 1
+            evictOldestEvent(of: oldest)
             if let stamp = oldest.history.oldestStamp { retention.ledger.insert(oldest, stamp: stamp) }
         }
     }
 
-    /// Drops a channel's whole history.
+    /// Past a user's `history_bytes`: evicts the user's oldest event, and with it whatever
+    /// its channel holds before it (anyone's), until the user is back under. Taking only
+    /// channel fronts keeps every channel's history contiguous; the channel chosen each time
+    /// is the one holding the user's oldest event (`UserHistoryLedger`), so the user's
+    /// newest events stay replayable longest. Each event is evicted once, so this costs
+    /// O(1) amortised per event, plus the global ledger's O(log channels) as for any eviction.
+    func evictHistory(of account: UserAccount, downTo limit: Int) {
+        while account.historyBytes > limit, let oldest = account.historyLedger.oldest() {
+            let channel = oldest.channel
+            while let stamp = channel.history.oldestStamp, stamp <= oldest.stamp { evictOldestEvent(of: channel) }
+        }
+    }
+
+    /// Evicts a channel's oldest event and credits its bytes, to its owner too.
+    func evictOldestEvent(of channel: Channel) {
+        let (freed, owner) = channel.history.evictOldest()
+        guard freed > 0 else { return }
+        retention.historyBytes -= freed
+        retention.historyEvents -= 1
+        if let owner { creditHistory(freed, to: owner) }
+    }
+
+    /// Drops a channel's whole history, crediting each event's owner.
     func forgetHistory(of channel: Channel) {
         retention.historyEvents -= channel.history.count
-        retention.historyBytes -= channel.history.removeAll()
+        retention.historyBytes -= channel.history.removeAll { owner, bytes in creditHistory(bytes, to: owner) }
+    }
+
+    /// Takes one evicted event's bytes off the account that was charged for it.
+    private func creditHistory(_ bytes: Int, to owner: UserAccount) {
+        owner.historyBytes -= bytes
+        owner.historyEvents -= 1
+        dropIfEmpty(owner)
     }
 
     /// Reads `current` and `since` from a `sub` request.

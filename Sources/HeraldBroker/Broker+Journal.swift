@@ -16,16 +16,29 @@ struct Retention {
     var ledger = HistoryLedger()
     /// The arrival stamp of the last history event.
     var nextStamp = 0
+    /// Tombstones waiting to be collected (`Broker+Tombstones.swift`).
+    var tombstones = TombstoneQueue()
 }
 
 extension Broker {
     /// Seeds the store with state loaded from disk; call once, before serving.
     ///
-    /// Channels that hold state get a channel record so `channels` lists them.
-    /// - Parameter entries: the recovered state by channel name.
-    public func restore(_ entries: [[UInt8]: StoredState]) {
-        store = StateStore(entries: entries)
-        for (name, state) in entries where state.hasContent { _ = channel(named: name) }
+    /// Channels that hold state get a channel record so `channels` lists them. Restored
+    /// state is charged to no user until a user's write changes it (`RetainedHolders`), and
+    /// restored tombstones wait for the tombstone sweep: history did not survive the
+    /// restart, so only an exact subscriber can keep one.
+    /// - Parameters:
+    ///   - entries: the recovered state by channel name.
+    ///   - revFloor: the recovered rev floor (`StateStore.revFloor`).
+    public func restore(_ entries: [[UInt8]: StoredState], revFloor: Int = 0) {
+        store = StateStore(entries: entries, revFloor: revFloor)
+        for (name, state) in entries {
+            if state.hasContent {
+                _ = channel(named: name)
+            } else {
+                retention.tombstones.append(TombstoneCandidate(name: name, rev: state.rev, channel: nil, seq: 0))
+            }
+        }
     }
 
     /// Hands the records emitted since the last call to `body`, in order.
@@ -54,13 +67,22 @@ extension Broker {
         retention.heldSessions = stillHeld
     }
 
-    /// Applies a validated state change: limits, the store, the journal.
+    /// Applies a validated state change: limits (the daemon's, then the user's
+    /// `retained_bytes`), the store, the holder of the channel's bytes, the journal.
+    /// - Parameters:
+    ///   - record: the change.
+    ///   - session: the connection whose request it is; its user is charged.
     /// - Returns: the record's log position (0 when not journaling).
     /// - Throws: `limit` when a bound refuses it; nothing changed then.
-    func commit(_ record: StateRecord) throws(HeraldError) -> Int {
-        switch store.apply(record, limits: config.stateLimits) {
+    func commit(_ record: StateRecord, by session: Session) throws(HeraldError) -> Int {
+        var contentBytes = 0
+        let outcome = store.apply(record, limits: config.stateLimits) { bytes in
+            contentBytes = bytes
+            return retainedRefusal(record, contentBytes: bytes, by: session)
+        }
+        switch outcome {
         case .applied:
-            break
+            rechargeRetained(record, contentBytes: contentBytes, by: session)
         case .refused(let error):
             throw error
         case .skipped, .invalid:
@@ -68,6 +90,12 @@ extension Broker {
             // it rather than trusting the store to have done something sensible.
             throw HeraldError(.range, "state change does not fit the channel's current state")
         }
+        return journal(record)
+    }
+
+    /// Queues an applied record for the writer when journaling.
+    /// - Returns: its log position (0 when not journaling).
+    func journal(_ record: StateRecord) -> Int {
         guard config.journaling else { return 0 }
         retention.pendingRecords.append(record)
         retention.lastPosition += 1

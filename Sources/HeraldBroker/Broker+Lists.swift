@@ -13,10 +13,11 @@ extension Broker {
         let name = try stateChannel(mutating: true, for: session)
         let element = try requestedElement()
         let count = try listCount(name)
-        guard let rev = try expectedRev(name, session) else { return }
-        let position = try commit(.append(channel: name, rev: rev + 1, element: Array(element)))
-        emitIndexEvent(on: name, from: session, rev: rev + 1, index: count, element: element)
-        acknowledgeRev(session, .append, rev: rev + 1, position: position, index: count)
+        guard try expectedRev(name, session) != nil else { return }
+        let rev = store.nextRev(of: name)
+        let position = try commit(.append(channel: name, rev: rev, element: Array(element)), by: session)
+        emitIndexEvent(on: name, from: session, rev: rev, index: count, element: element)
+        acknowledgeRev(session, .append, rev: rev, position: position, index: count)
     }
 
     /// `assign`: replaces element `index`.
@@ -29,7 +30,7 @@ extension Broker {
             throw HeraldError(.range, "index " + String(index) + " is outside the list (length " + String(count) + ")")
         }
         guard let rev = try expectedRev(name, session) else { return }
-        let position = try commit(.assign(channel: name, rev: rev + 1, index: index, element: Array(element)))
+        let position = try commit(.assign(channel: name, rev: rev + 1, index: index, element: Array(element)), by: session)
         emitIndexEvent(on: name, from: session, rev: rev + 1, index: index, element: element)
         acknowledgeRev(session, .assign, rev: rev + 1, position: position)
     }
@@ -53,10 +54,11 @@ extension Broker {
             throw HeraldError(.range, "index " + String(index) + " with remove " + String(remove)
                 + " is outside the list (length " + String(count) + ")")
         }
-        guard let rev = try expectedRev(name, session) else { return }
-        let record = StateRecord.splice(channel: name, rev: rev + 1, index: index, remove: remove, insert: insert)
-        let position = try commit(record)
-        emitStateEvent(on: name, from: session, kind: "splice", rev: rev + 1, middle: { out in
+        guard try expectedRev(name, session) != nil else { return }
+        let rev = store.nextRev(of: name)
+        let record = StateRecord.splice(channel: name, rev: rev, index: index, remove: remove, insert: insert)
+        let position = try commit(record, by: session)
+        emitStateEvent(on: name, from: session, kind: "splice", rev: rev, middle: { out in
             out.appendRaw(#","index":"#)
             out.appendInt(index)
             out.appendRaw(#","remove":"#)
@@ -65,7 +67,7 @@ extension Broker {
             out.appendRaw(#","insert":"#)
             if scanner[.insert]?.kind == .array, let insertRaw { out.appendRaw(insertRaw) } else { out.appendRaw("[]") }
         })
-        acknowledgeRev(session, .splice, rev: rev + 1, position: position)
+        acknowledgeRev(session, .splice, rev: rev, position: position)
     }
 
     private func emitIndexEvent(on name: [UInt8], from session: Session, rev: Int, index: Int, element: UnsafeRawBufferPointer) {

@@ -10,7 +10,7 @@ extension Broker {
         let channel = try publishChannel(for: session)
         channel.seq += 1
         buildSharedParts(seq: channel.seq, from: session, data: scanner.raw(.data))
-        recordHistory(on: channel)
+        recordHistory(on: channel, from: session)
         let receivers = fanOut(on: channel, from: session)
         guard current.ridRaw != nil else { return }
         answer(session, .pub) { out in

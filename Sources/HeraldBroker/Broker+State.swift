@@ -34,17 +34,18 @@ extension Broker {
     private func setValue(_ session: Session) throws(HeraldError) {
         let name = try stateChannel(mutating: true, for: session)
         guard let value = scanner.raw(.value) else { throw HeraldError(.missingField, "missing field 'value'") }
-        guard let rev = try expectedRev(name, session) else { return }
-        let record = StateRecord.set(channel: name, rev: rev + 1, value: Array(value))
-        let position = try commit(record)
-        emitStateEvent(on: name, from: session, kind: "set", rev: rev + 1) { tail in
+        guard try expectedRev(name, session) != nil else { return }
+        let rev = store.nextRev(of: name)
+        let position = try commit(.set(channel: name, rev: rev, value: Array(value)), by: session)
+        emitStateEvent(on: name, from: session, kind: "set", rev: rev) { tail in
             tail.appendRaw(#","value":"#)
             tail.appendRaw(value)
         }
-        acknowledgeRev(session, .set, rev: rev + 1, position: position)
+        acknowledgeRev(session, .set, rev: rev, position: position)
     }
 
-    /// `del`: clears the value or list; the `rev` rises and stays.
+    /// `del`: clears the value or list; the `rev` rises and stays in a tombstone until the
+    /// tombstone sweep collects it (`Broker+Tombstones.swift`).
     private func deleteState(_ session: Session) throws(HeraldError) {
         let name = try stateChannel(mutating: true, for: session)
         guard let rev = try expectedRev(name, session) else { return }
@@ -53,8 +54,9 @@ extension Broker {
             acknowledgeRev(session, .del, rev: rev, position: 0)
             return
         }
-        let position = try commit(.delete(channel: name, rev: rev + 1))
+        let position = try commit(.delete(channel: name, rev: rev + 1), by: session)
         emitStateEvent(on: name, from: session, kind: "del", rev: rev + 1) { _ in }
+        noteTombstone(name, rev: rev + 1)
         acknowledgeRev(session, .del, rev: rev + 1, position: position)
     }
 
@@ -90,7 +92,8 @@ extension Broker {
         return name
     }
 
-    /// The channel's current `rev`, after checking `if_rev` against it.
+    /// The channel's current `rev` (0 without state), after checking `if_rev` against it. A
+    /// change takes `store.nextRev(of:)`, which is this plus one for a channel with state.
     /// - Returns: the rev, or nil when `if_rev` did not match (a `conflict` was queued).
     func expectedRev(_ name: [UInt8], _ session: Session) throws(HeraldError) -> Int? {
         let rev = store.rev(of: name)
@@ -148,7 +151,7 @@ extension Broker {
         eventShared.drop(last: 2)
         eventShared.append(value)
         eventShared.append("}\n")
-        recordHistory(on: channel)
+        recordHistory(on: channel, from: session)
         _ = fanOut(on: channel, from: session)
     }
 }

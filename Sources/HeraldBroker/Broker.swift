@@ -89,6 +89,8 @@ public final class Broker {
     var lockHead = 0
     /// Per-user accounts for `UserLimits`, by user name (auth on only).
     var accounts: [String: UserAccount] = [:]
+    /// Which account holds each channel's retained state (`user_limits.retained_bytes`).
+    var retainedHolders = RetainedHolders()
     /// Failed hellos, verified tokens, connections still to authenticate (`Broker+Auth`).
     var auth: AuthenticationState
 

@@ -14,10 +14,15 @@ struct EventHistory {
         var stamp: Int
         /// Offset of its bytes in `bytes`, counted from the buffer's creation (see `base`).
         var start: Int
-        /// Length of the middle part; the tail follows it.
-        var middle: Int
+        /// Length of the middle part; the tail follows it. 32 bits are plenty: a frame is
+        /// bounded by `max_line` or `max_value_bytes` (at most 256 MiB each), and the two
+        /// halves keep `Entry` at 40 bytes with the owner beside them.
+        var middle: UInt32
         /// Length of middle plus tail.
-        var length: Int
+        var length: UInt32
+        /// The account of the user whose request produced the event (`user_limits.history_bytes`);
+        /// nil without auth and for the daemon's own events.
+        var owner: UserAccount?
     }
 
     /// Event bytes; `bytes[0]` is at absolute offset `base`.
@@ -49,23 +54,29 @@ struct EventHistory {
     static let entryCost = MemoryLayout<Entry>.stride
 
     /// Stores one event.
+    /// - Parameter owner: the account the event's bytes are charged to, if any.
     /// - Returns: the bytes it takes (its frame bytes plus `entryCost`).
-    mutating func record(seq: Int, stamp: Int, middle: UnsafeRawBufferPointer, tail: UnsafeRawBufferPointer) -> Int {
+    mutating func record(
+        seq: Int, stamp: Int, middle: UnsafeRawBufferPointer, tail: UnsafeRawBufferPointer, owner: UserAccount?
+    ) -> Int {
         let start = base + bytes.count
         bytes.appendRaw(middle)
         bytes.appendRaw(tail)
         let length = middle.count + tail.count
-        entries.append(Entry(seq: seq, stamp: stamp, start: start, middle: middle.count, length: length))
+        entries.append(Entry(seq: seq, stamp: stamp, start: start, middle: UInt32(truncatingIfNeeded: middle.count),
+                             length: UInt32(truncatingIfNeeded: length), owner: owner))
         let cost = length + Self.entryCost
         liveBytes += cost
         return cost
     }
 
     /// Drops the oldest event.
-    /// - Returns: the bytes freed (0 when empty).
-    mutating func evictOldest() -> Int {
-        guard head < entries.count else { return 0 }
-        let freed = entries[head].length + Self.entryCost
+    /// - Returns: the bytes freed (0 when empty) and the account they were charged to.
+    mutating func evictOldest() -> (freed: Int, owner: UserAccount?) {
+        guard head < entries.count else { return (0, nil) }
+        let freed = Int(entries[head].length) + Self.entryCost
+        let owner = entries[head].owner
+        entries[head].owner = nil
         head += 1
         liveBytes -= freed
         if head == entries.count {
@@ -80,12 +91,16 @@ struct EventHistory {
             entries.removeFirst(head)
             head = 0
         }
-        return freed
+        return (freed, owner)
     }
 
     /// Drops everything, releasing the memory.
+    /// - Parameter credit: called with each owned event's account and bytes, oldest first.
     /// - Returns: the bytes freed.
-    mutating func removeAll() -> Int {
+    mutating func removeAll(crediting credit: (_ owner: UserAccount, _ bytes: Int) -> Void) -> Int {
+        for entry in entries[head...] {
+            if let owner = entry.owner { credit(owner, Int(entry.length) + Self.entryCost) }
+        }
         let freed = liveBytes
         base += bytes.count
         bytes = []
@@ -103,7 +118,8 @@ struct EventHistory {
             k += 1
             guard entry.seq > after else { continue }
             let start = entry.start - base
-            body(entry.seq, bytes[start..<(start + entry.middle)], bytes[(start + entry.middle)..<(start + entry.length)])
+            let middle = start + Int(entry.middle)
+            body(entry.seq, bytes[start..<middle], bytes[middle..<(start + Int(entry.length))])
         }
     }
 }

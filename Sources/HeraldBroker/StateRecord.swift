@@ -16,12 +16,17 @@ public enum StateRecord: Sendable, Equatable {
     case assign(channel: [UInt8], rev: Int, index: Int, element: [UInt8])
     /// Removes `remove` elements at `index` and inserts `insert` there.
     case splice(channel: [UInt8], rev: Int, index: Int, remove: Int, insert: [[UInt8]])
+    /// Collects the channel's tombstone (the content-less state `del` left at `rev`) and
+    /// raises the store's rev floor to `rev`, so the channel's next change still takes a
+    /// `rev` above every one it had (`StateStore.revFloor`). A snapshot carries the floor
+    /// as a `forget` with an empty channel name, which no channel has.
+    case forget(channel: [UInt8], rev: Int)
 
     /// The channel the record changes.
     public var channel: [UInt8] {
         switch self {
         case .set(let channel, _, _), .delete(let channel, _), .append(let channel, _, _),
-             .assign(let channel, _, _, _), .splice(let channel, _, _, _, _):
+             .assign(let channel, _, _, _), .splice(let channel, _, _, _, _), .forget(let channel, _):
             return channel
         }
     }
@@ -30,7 +35,7 @@ public enum StateRecord: Sendable, Equatable {
     public var rev: Int {
         switch self {
         case .set(_, let rev, _), .delete(_, let rev), .append(_, let rev, _),
-             .assign(_, let rev, _, _), .splice(_, let rev, _, _, _):
+             .assign(_, let rev, _, _), .splice(_, let rev, _, _, _), .forget(_, let rev):
             return rev
         }
     }
@@ -41,10 +46,10 @@ public enum StateRecord: Sendable, Equatable {
 /// Layout (integers little-endian): `kind u8 | rev u64 | channel length u32 | channel`, then
 /// per kind: set `value length u32 | value`; append `element length u32 | element`; assign
 /// `index u64 | element length u32 | element`; splice `index u64 | remove u64 | count u32 |
-/// (length u32 | element)…`; delete nothing. Framing (length, CRC32C) is the file layer's.
+/// (length u32 | element)…`; delete and forget nothing. Framing (length, CRC32C) is the file layer's.
 extension StateRecord {
     private enum Kind: UInt8 {
-        case set = 1, delete = 2, append = 3, assign = 4, splice = 5
+        case set = 1, delete = 2, append = 3, assign = 4, splice = 5, forget = 6
     }
 
     /// Appends the record's payload to `out`.
@@ -69,6 +74,8 @@ extension StateRecord {
             Self.put64(remove, &out)
             Self.put32(insert.count, &out)
             for element in insert { Self.putBytes(element, &out) }
+        case .forget(let channel, let rev):
+            Self.header(.forget, channel, rev, &out)
         }
     }
 
@@ -102,6 +109,8 @@ extension StateRecord {
                 insert.append(element)
             }
             record = .splice(channel: channel, rev: rev, index: index, remove: remove, insert: insert)
+        case .forget:
+            record = .forget(channel: channel, rev: rev)
         }
         return reader.isAtEnd ? record : nil
     }

@@ -79,42 +79,78 @@ public final class StateStore {
     public private(set) var entries: [[UInt8]: StoredState]
     /// Channel names plus content bytes over all entries, what `maxRetainedBytes` bounds.
     public private(set) var retainedBytes: Int
+    /// The highest `rev` of any tombstone collected (`StateRecord.forget`): a channel without
+    /// an entry takes its next `rev` above it, so a channel set again after its tombstone
+    /// went never shows a `rev` it showed before. Only rises.
+    public private(set) var revFloor: Int
 
     /// Creates a store, optionally with restored entries.
-    /// - Parameter entries: the state loaded from disk, or empty.
-    public init(entries: [[UInt8]: StoredState] = [:]) {
+    /// - Parameters:
+    ///   - entries: the state loaded from disk, or empty.
+    ///   - revFloor: the rev floor loaded from disk, or 0.
+    public init(entries: [[UInt8]: StoredState] = [:], revFloor: Int = 0) {
         self.entries = entries
         self.retainedBytes = entries.reduce(0) { $0 + $1.key.count + $1.value.contentBytes }
+        self.revFloor = revFloor
     }
 
-    /// The channel's state, nil when it never had any.
+    /// The channel's state, nil when it has none (never had, or its tombstone was collected).
     public func state(of channel: [UInt8]) -> StoredState? { entries[channel] }
 
-    /// The channel's `rev`, 0 when it never had state.
+    /// The channel's `rev`, what `if_rev` is compared with: 0 when it has no entry.
     public func rev(of channel: [UInt8]) -> Int { entries[channel]?.rev ?? 0 }
+
+    /// The `rev` the channel's next change takes: one above its own, or, without an entry,
+    /// one above the rev floor (1 until a tombstone was collected).
+    public func nextRev(of channel: [UInt8]) -> Int { (entries[channel]?.rev ?? revFloor) + 1 }
 
     /// A copy of every entry for a snapshot; copy-on-write, so this costs no value bytes.
     public func snapshot() -> [[UInt8]: StoredState] { entries }
 
     /// Applies one record: checks it against the state and the limits, then changes the
     /// state, or changes nothing.
+    ///
+    /// A record on a channel without an entry whose `rev` is not above the rev floor is
+    /// skipped like one at or below the channel's `rev`: every change made after a tombstone
+    /// was collected took a `rev` above the floor of its time, so such a record is one that
+    /// was applied (and then deleted and collected) before.
     /// - Parameters:
     ///   - record: the change.
     ///   - limits: bounds to enforce; nil when replaying what was already accepted.
+    ///   - admit: a last check once the limits passed, given the content bytes the channel
+    ///     would hold afterwards (the per-user `retained_bytes`); its error refuses the record.
     /// - Returns: what happened.
     @discardableResult
-    public func apply(_ record: StateRecord, limits: StateLimits? = nil) -> ApplyOutcome {
+    public func apply(
+        _ record: StateRecord, limits: StateLimits? = nil, admit: (_ contentBytes: Int) -> HeraldError? = { _ in nil }
+    ) -> ApplyOutcome {
         let name = record.channel
         let old = entries[name]
-        guard record.rev > (old?.rev ?? 0) else { return .skipped }
+        if case .forget(_, let rev) = record { return forget(name, old, rev: rev) }
+        guard record.rev > (old?.rev ?? revFloor) else { return .skipped }
         guard let plan = Self.plan(old, record) else { return .invalid }
         if let limits, let refusal = Self.check(plan, old: old, name: name, retained: retainedBytes, limits) {
             return .refused(refusal)
         }
+        if let refusal = admit(plan.contentBytes) { return .refused(refusal) }
         retainedBytes += plan.contentBytes - (old?.contentBytes ?? 0) + (old == nil ? name.count : 0)
         // Mutating through the dictionary's accessor keeps a list uniquely referenced, so an
         // append or assign costs O(1), not a copy of the list.
         Self.mutate(&entries[name, default: StoredState(rev: 0, value: nil, list: nil, contentBytes: 0)], record, plan)
+        return .applied
+    }
+
+    /// Collects a tombstone and raises the floor. A channel changed since (a `rev` above
+    /// the record's) keeps its state; one that holds content at or below it means the
+    /// files are not what was written (the broker only collects tombstones).
+    private func forget(_ name: [UInt8], _ old: StoredState?, rev: Int) -> ApplyOutcome {
+        if let old {
+            guard old.rev <= rev else { return .skipped }
+            guard !old.hasContent else { return .invalid }
+            entries[name] = nil
+            retainedBytes -= name.count
+        }
+        revFloor = max(revFloor, rev)
         return .applied
     }
 
@@ -139,7 +175,7 @@ public final class StateStore {
             guard let split = listElements(value) else { return Plan(contentBytes: value.count) }
             guard let elements = split else { return nil }
             return Plan(contentBytes: StoredState.listBytes(elements), listCount: elements.count, elements: elements)
-        case .delete:
+        case .delete, .forget:
             return Plan(contentBytes: 0)
         case .append(_, _, let element):
             guard list != nil || isEmpty else { return nil }
@@ -170,7 +206,7 @@ public final class StateStore {
                 state.list = nil
                 state.value = value
             }
-        case .delete:
+        case .delete, .forget:
             state.value = nil
             state.list = nil
         case .append(_, _, let element):

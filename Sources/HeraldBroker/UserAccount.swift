@@ -12,10 +12,16 @@ final class UserAccount {
     var subscriptions = 0
     /// Channel records it created that still exist.
     var channels = 0
-    /// Retained bytes charged to it.
+    /// Retained bytes charged to it: the channels whose content its writes last changed
+    /// (`RetainedHolders`).
     var retainedBytes = 0
-    /// History bytes charged to it.
+    /// History bytes charged to it: the events its requests put into history that are
+    /// still held (frame bytes plus `EventHistory.entryCost` each).
     var historyBytes = 0
+    /// How many events `historyBytes` counts.
+    var historyEvents = 0
+    /// Its events in history, oldest first, for evicting past `history_bytes`.
+    var historyLedger = UserHistoryLedger()
 
     init(name: String) {
         self.name = name

@@ -12,9 +12,11 @@ public struct UserLimits: Sendable, Equatable {
     public var subscriptions: Int
     /// Channel records it created that still exist (`channels`).
     public var channels: Int
-    /// Bytes of retained values and lists it wrote that are still held (`retained_bytes`).
+    /// Bytes of retained state (name plus content) of the channels whose content its writes
+    /// last changed (`retained_bytes`); a write past it is `limit` (`RetainedHolders`).
     public var retainedBytes: Int
-    /// Bytes of history its events hold (`history_bytes`).
+    /// Bytes of history its events hold (`history_bytes`); past it its oldest events leave
+    /// history (`UserHistoryLedger`).
     public var historyBytes: Int
     /// Outbound bytes queued or in flight across its connections (`pending_bytes`).
     public var pendingBytes: Int

@@ -56,7 +56,7 @@ extension Server {
             broker.durable(upTo: progress.ackable)
             if progress.wantsSnapshot {
                 drainStateRecords(broker)
-                persistence.writer.enqueueSnapshot(broker.store.snapshot())
+                persistence.writer.enqueueSnapshot(broker.store.snapshot(), revFloor: broker.store.revFloor)
             }
         }
         main.flushDirty()

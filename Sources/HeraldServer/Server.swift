@@ -68,7 +68,7 @@ public final class Server {
         ticker = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
         let broker = Broker(config: Server.brokerConfig(from: config, epoch: makeEpoch()),
                             now: Int(uv_hrtime() / 1_000_000), wallClock: wallClockMilliseconds)
-        if let recovered { broker.restore(recovered.entries) }
+        if let recovered { broker.restore(recovered.entries, revFloor: recovered.revFloor) }
         shared = SharedBroker(broker)
         for index in 0..<max(1, config.workers) {
             workers.append(try Worker(index: index, server: self, shared: shared))

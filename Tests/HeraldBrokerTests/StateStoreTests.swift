@@ -14,6 +14,8 @@ import HeraldWire
             .assign(channel: ch, rev: 4, index: 0, element: Array("8".utf8)),
             .splice(channel: ch, rev: 5, index: 0, remove: 1, insert: [Array("1".utf8), Array("[2]".utf8)]),
             .splice(channel: ch, rev: 1 << 40, index: 3, remove: 0, insert: []),
+            .forget(channel: ch, rev: 6),
+            .forget(channel: [], rev: 9),
         ]
         for record in records {
             var bytes: [UInt8] = []
@@ -24,6 +26,26 @@ import HeraldWire
                 #expect(bytes[0..<cut].withUnsafeBytes { StateRecord.decode($0) } == nil)
             }
         }
+    }
+
+    /// Issue 12, section 3: collecting a tombstone removes it and raises the rev floor,
+    /// and replaying what came before the collection cannot bring the channel back lower.
+    @Test func forgettingATombstoneRaisesTheFloorAndStaleRecordsStaySkipped() {
+        let store = StateStore()
+        store.apply(.set(channel: ch, rev: 1, value: Array("12".utf8)))
+        #expect(store.apply(.forget(channel: ch, rev: 1)) == .invalid, "a channel holding content is never forgotten")
+        store.apply(.delete(channel: ch, rev: 2))
+        #expect(store.retainedBytes == 1, "a tombstone costs its name")
+        #expect(store.apply(.forget(channel: ch, rev: 2)) == .applied)
+        #expect(store.state(of: ch) == nil && store.retainedBytes == 0 && store.revFloor == 2)
+        #expect(store.rev(of: ch) == 0, "if_rev:0 matches a channel without an entry")
+        #expect(store.nextRev(of: ch) == 3 && store.nextRev(of: Array("other".utf8)) == 3)
+        #expect(store.apply(.set(channel: ch, rev: 1, value: Array("12".utf8))) == .skipped, "replayed from before the floor")
+        #expect(store.apply(.set(channel: ch, rev: 3, value: Array("5".utf8))) == .applied)
+        #expect(store.apply(.forget(channel: ch, rev: 2)) == .skipped, "set again since")
+        #expect(store.state(of: ch)?.rev == 3)
+        #expect(store.apply(.forget(channel: [], rev: 7)) == .applied && store.revFloor == 7, "a snapshot's floor")
+        #expect(store.apply(.forget(channel: [], rev: 4)) == .applied && store.revFloor == 7, "the floor never falls")
     }
 
     @Test func applyingARecordTwiceChangesNothingTheSecondTime() {

@@ -162,4 +162,61 @@ import Glibc
         for n in 0..<5 { _ = try client.request(#"{"op":"set","ch":"k\#(n)","value":"abcdef"}"#) }
         #expect(try client.request(#"{"op":"set","ch":"full","value":1}"#)["error"] as? String == "limit")
     }
+
+    /// The generation of the log in use (`log.N`).
+    private func logGeneration(_ dataDir: String) throws -> Int {
+        try FileManager.default.contentsOfDirectory(atPath: dataDir)
+            .compactMap { $0.hasPrefix("log.") ? Int($0.dropFirst(4)) : nil }.max() ?? -1
+    }
+
+    /// Asks `get` until the tombstone sweep (one tick a second) collected `ch`: `rev` 0.
+    private func waitUntilCollected(_ client: TestClient, _ ch: String) throws -> Bool {
+        for _ in 0..<50 {
+            if try client.request(#"{"op":"get","ch":"\#(ch)"}"#)["rev"] as? Int == 0 { return true }
+            usleep(100_000)
+        }
+        return false
+    }
+
+    /// Issue 12, section 3: a collected tombstone stays collected after kill -9, whether its
+    /// `forget` record is in the log or folded into a snapshot, and a channel set again
+    /// after its tombstone went gets a `rev` above every one it had, across restarts.
+    @Test func aCollectedTombstoneStaysGoneAfterKillNineAndRevNeverGoesBack() throws {
+        let dataDir = try makeDataDir()
+        defer { try? FileManager.default.removeItem(atPath: dataDir) }
+        // history: 0 keeps no del event, so nothing delays the sweep.
+        var daemon = try start(dataDir, fsync: "no", extra: "history: 0, compact_min_bytes: 100000000,")
+        var client = try daemon.client()
+        _ = try client.request(#"{"op":"set","ch":"t","value":1}"#)
+        _ = try client.request(#"{"op":"set","ch":"t","value":2}"#)
+        #expect(try client.request(#"{"op":"del","ch":"t"}"#)["rev"] as? Int == 3)
+        #expect(try waitUntilCollected(client, "t"))
+        // An acknowledged write after it: the writer keeps order, so the forget is on disk too.
+        _ = try client.request(#"{"op":"set","ch":"marker","value":1}"#)
+        kill9(daemon)
+
+        daemon = try start(dataDir, fsync: "no", extra: "history: 0, compact_min_bytes: 64,")
+        client = try daemon.client()
+        let restarted = try client.request(#"{"op":"get","ch":"t"}"#)
+        #expect(restarted["rev"] as? Int == 0 && restarted["value"] is NSNull, "the log's forget was replayed")
+        #expect(try client.request(#"{"op":"set","ch":"t","value":4}"#)["rev"] as? Int == 4, "above the 3 it had")
+        #expect(try client.request(#"{"op":"del","ch":"t"}"#)["rev"] as? Int == 5)
+        #expect(try waitUntilCollected(client, "t"))
+        // Two compactions after the collection: the second snapshot was certainly taken after it.
+        let collectedAt = try logGeneration(dataDir)
+        let pad = String(repeating: "p", count: 200)
+        for n in 0..<200 where try logGeneration(dataDir) < collectedAt + 2 {
+            _ = try client.request(#"{"op":"set","ch":"pad\#(n % 4)","value":"\#(pad)"}"#)
+            usleep(5_000)
+        }
+        #expect(try logGeneration(dataDir) >= collectedAt + 2, "compaction ran")
+        kill9(daemon)
+
+        daemon = try start(dataDir, fsync: "no", extra: "history: 0,")
+        client = try daemon.client()
+        #expect(try client.request(#"{"op":"get","ch":"t"}"#)["rev"] as? Int == 0, "the snapshot has no tombstone")
+        #expect(try client.request(#"{"op":"set","ch":"t","value":6}"#)["rev"] as? Int == 6, "the snapshot kept the floor")
+        #expect(try client.request(#"{"op":"get","ch":"marker"}"#)["rev"] as? Int == 4,
+                "set after the first collection: a new channel starts above the floor too")
+    }
 }

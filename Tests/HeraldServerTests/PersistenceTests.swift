@@ -176,6 +176,32 @@ import Glibc
         #expect(names == ["lock", "log." + String(recovered.generation), "snapshot"])
     }
 
+    /// Issue 12, section 3: a collected tombstone (`forget`) is gone after a restart, from the
+    /// log and from a snapshot, and the rev floor it raised comes back with it.
+    @Test func collectedTombstonesStayGoneAndTheFloorSurvivesLogAndSnapshot() throws {
+        let (path, _) = try makeFolder(records: 0)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let store = StateStore()
+        let a = Array("a".utf8), b = Array("b".utf8)
+        let records: [StateRecord] = [
+            .set(channel: a, rev: 1, value: Array("1".utf8)), .set(channel: b, rev: 1, value: Array("2".utf8)),
+            .delete(channel: a, rev: 2), .forget(channel: a, rev: 2), .delete(channel: b, rev: 2),
+        ]
+        for record in records { store.apply(record) }
+        var writer = try startWriter(path, compactMinBytes: 1 << 20)
+        writer.enqueue(records, upTo: records.count)
+        writer.stop()
+        var recovered = try recover(path)
+        #expect(recovered.entries == store.entries && recovered.entries[a] == nil && recovered.entries[b]?.rev == 2)
+        #expect(recovered.revFloor == 2)
+        writer = try startWriter(path, compactMinBytes: 1 << 20)
+        writer.enqueueSnapshot(store.snapshot(), revFloor: store.revFloor)
+        writer.stop()
+        recovered = try recover(path)
+        #expect(recovered.generation == 1)
+        #expect(recovered.entries == store.entries && recovered.revFloor == 2, "from the snapshot alone")
+    }
+
     @Test func aSecondDaemonCannotTakeALockedFolder() throws {
         let (path, _) = try makeFolder(records: 1)
         defer { try? FileManager.default.removeItem(atPath: path) }

@@ -14,8 +14,10 @@ public struct PersistenceError: Error, CustomStringConvertible, Equatable {
 
 /// What start-up recovered from the data folder, and the open files the writer continues.
 public struct RecoveredState: Sendable {
-    /// The state by channel name, tombstones included.
+    /// The state by channel name, tombstones not yet collected included.
     public var entries: [[UInt8]: StoredState]
+    /// The rev floor left by collected tombstones (`StateStore.revFloor`).
+    public var revFloor: Int = 0
     /// The snapshot's generation; the log in use is `log.<generation>`.
     public var generation: UInt64
     /// The log file, open for appending, already cut to its valid length.
@@ -105,8 +107,8 @@ public enum StateDirectory {
         removeLeftovers(in: path, keeping: generation)
         _ = syncDirectory(path)
         return RecoveredState(
-            entries: store.entries, generation: generation, logDescriptor: descriptor, logBytes: validLength,
-            snapshotBytes: snapshotBytes, lockDescriptor: lock, notes: notes, replayed: replayed)
+            entries: store.entries, revFloor: store.revFloor, generation: generation, logDescriptor: descriptor,
+            logBytes: validLength, snapshotBytes: snapshotBytes, lockDescriptor: lock, notes: notes, replayed: replayed)
     }
 
     /// Takes an exclusive `flock` on `lock`, so two daemons never write one folder.

@@ -20,7 +20,7 @@ public final class StateWriter: @unchecked Sendable {
         /// Records and the log position of the last one.
         case records([StateRecord], upTo: Int)
         /// The state after every record queued before it, to become the new snapshot.
-        case snapshot([[UInt8]: StoredState])
+        case snapshot([[UInt8]: StoredState], revFloor: Int)
     }
 
     private let condition = NSCondition()
@@ -88,10 +88,12 @@ public final class StateWriter: @unchecked Sendable {
     }
 
     /// Queues a snapshot of the state after every record queued so far.
-    /// - Parameter entries: a copy of the store's entries.
-    public func enqueueSnapshot(_ entries: [[UInt8]: StoredState]) {
+    /// - Parameters:
+    ///   - entries: a copy of the store's entries.
+    ///   - revFloor: the store's rev floor (`StateStore.revFloor`).
+    public func enqueueSnapshot(_ entries: [[UInt8]: StoredState], revFloor: Int = 0) {
         condition.lock()
-        items.append(.snapshot(entries))
+        items.append(.snapshot(entries, revFloor: revFloor))
         condition.signal()
         condition.unlock()
     }
@@ -154,10 +156,10 @@ public final class StateWriter: @unchecked Sendable {
             case .records(let records, let last):
                 for record in records { RecordFraming.append(record, to: &buffer) }
                 upTo = last
-            case .snapshot(let entries):
+            case .snapshot(let entries, let revFloor):
                 appendToLog(buffer)
                 buffer.removeAll()
-                compact(entries)
+                compact(entries, revFloor: revFloor)
             }
         }
         appendToLog(buffer)
@@ -216,7 +218,11 @@ public final class StateWriter: @unchecked Sendable {
     /// Order matters for crashes: the snapshot is complete and synced under its temporary
     /// name before the rename makes it current, and the new log only receives records after
     /// the rename is durable. Start-up deletes whatever an interruption leaves behind.
-    private func compact(_ entries: [[UInt8]: StoredState]) {
+    ///
+    /// A value is a `set` record, a tombstone a `delete`; a rev floor above 0 follows them
+    /// as a `forget` of the empty name (no channel has it), last, so that loading applies
+    /// every channel's record before the floor that would make it look stale.
+    private func compact(_ entries: [[UInt8]: StoredState], revFloor: Int) {
         snapshotRequested = false
         if unsynced { sync() }
         let next = generation + 1
@@ -230,7 +236,8 @@ public final class StateWriter: @unchecked Sendable {
                 RecordFraming.append(.delete(channel: name, rev: state.rev), to: &bytes)
             }
         }
-        RecordFraming.appendEnd(count: entries.count, to: &bytes)
+        if revFloor > 0 { RecordFraming.append(.forget(channel: [], rev: revFloor), to: &bytes) }
+        RecordFraming.appendEnd(count: entries.count + (revFloor > 0 ? 1 : 0), to: &bytes)
         let temporary = directory + "/" + StateDirectory.temporaryName
         let oldLog = directory + "/" + StateDirectory.logName(generation)
         let newLog = directory + "/" + StateDirectory.logName(next)
