@@ -39,7 +39,7 @@ extension Broker {
     /// Answers `{"ok":"remove","count":N}`. A channel that is not declared is `not_found`;
     /// one another connection owns is `forbidden`.
     func remove(_ session: Session) throws(HeraldError) {
-        var names: [[UInt8]] = []
+        var removed = 0
         if scanner.isPresent(.ch) {
             let name = try requestedOwnableChannel()
             guard let owner = instances.owner(of: name) else {
@@ -49,27 +49,28 @@ extension Broker {
                 throw HeraldError(.forbidden, "channel \"" + String(decoding: name, as: UTF8.self)
                     + "\" is owned by c" + String(owner))
             }
-            names = [name]
+            removeInstance(name, reason: .remove)
+            removed = 1
         } else if try scanner.bool(.all) == true {
-            names = instances.owned(by: session.id)
+            removed = removeAllInstances(of: session, leaving: false, reason: .remove)
         } else {
             throw HeraldError(.missingField, "remove needs 'ch' or 'all':true")
         }
-        removeInstances(names, of: session, reason: .remove)
-        answer(session, .remove) { out in appendCounter(&out, "count", names.count) }
+        answer(session, .remove) { out in appendCounter(&out, "count", removed) }
     }
 
     /// Removes every instance channel a departing connection owns.
     func removeOwnedChannels(of session: Session) {
-        removeInstances(instances.owned(by: session.id), of: session, reason: .disconnect)
+        _ = removeAllInstances(of: session, leaving: true, reason: .disconnect)
     }
 
     /// After a reload: removes the connection's instance channels its user may no longer
     /// publish on (reason `forbidden`). Costs the connection's own channels.
     func revokeDeclarations(of session: Session) {
         guard let rule = session.user?.publish, !rule.isUnrestricted else { return }
-        let revoked = instances.owned(by: session.id).filter { !$0.withUnsafeBytes({ rule.permits(channel: $0) }) }
-        removeInstances(revoked, of: session, reason: .forbidden)
+        for name in instances.owned(by: session.id) where !name.withUnsafeBytes({ rule.permits(channel: $0) }) {
+            removeInstance(name, reason: .forbidden)
+        }
     }
 
     /// Takes an instance channel away: its ownership, its exact subscriptions, its record.

@@ -20,15 +20,36 @@ extension Broker {
     static let inlineLockReleases = 1_000
     static let lockReleaseSlice = 5_000
 
-    /// Removes instance channels: the first `removalSlice` now, the rest in later passes.
-    func removeInstances(_ names: [[UInt8]], of owner: Session, reason: RemovalReason) {
-        for (position, name) in names.enumerated() {
-            if position < Broker.inlineRemovals {
-                removeInstance(name, reason: reason)
-                continue
+    /// Ends every instance channel `owner` has declared: ownership at once (O(1), see
+    /// `InstanceChannels.releaseAll`), the first `inlineRemovals` removals now, the rest a
+    /// slice per loop pass.
+    /// - Returns: how many channels it owned.
+    func removeAllInstances(of owner: Session, leaving: Bool, reason: RemovalReason) -> Int {
+        let names = instances.releaseAll(of: owner.id, leaving: leaving)
+        guard !names.isEmpty else { return 0 }
+        deferredRemovals.append(DeferredRemoval(names: names, owner: owner, reason: reason))
+        continueRemovals(budget: Broker.inlineRemovals)
+        return names.count
+    }
+
+    /// Finishes up to `budget` queued removals, oldest first.
+    private func continueRemovals(budget: Int) {
+        var left = budget
+        while left > 0, removalHead < deferredRemovals.count {
+            let batch = deferredRemovals[removalHead]
+            while left > 0, batch.next < batch.names.count {
+                let name = batch.names[batch.next]
+                batch.next += 1
+                left -= 1
+                // A name declared again since keeps its new owner and its subscribers.
+                guard instances.forgetStaleClaim(name, of: batch.owner.id) else { continue }
+                finishRemoval(of: name, owner: batch.owner.id, ownerSession: batch.owner, reason: batch.reason)
             }
-            instances.release(name)
-            deferredRemovals.append(DeferredRemoval(name: name, owner: owner, reason: reason))
+            if batch.next == batch.names.count { removalHead += 1 }
+        }
+        if removalHead == deferredRemovals.count {
+            deferredRemovals = []
+            removalHead = 0
         }
     }
 
@@ -40,18 +61,7 @@ extension Broker {
     /// Runs one slice of every queued teardown; the server calls it once per loop pass
     /// while `hasDeferredWork`.
     public func continueDeferredWork() {
-        var budget = Broker.removalSlice
-        while budget > 0, removalHead < deferredRemovals.count {
-            let removal = deferredRemovals[removalHead]
-            removalHead += 1
-            budget -= 1
-            guard instances.owner(of: removal.name) == nil else { continue }  // declared again
-            finishRemoval(of: removal.name, owner: removal.owner.id, ownerSession: removal.owner, reason: removal.reason)
-        }
-        if removalHead == deferredRemovals.count {
-            deferredRemovals = []
-            removalHead = 0
-        }
+        continueRemovals(budget: Broker.removalSlice)
         var locksLeft = Broker.lockReleaseSlice
         while locksLeft > 0, lockHead < deferredLocks.count {
             releaseLock(deferredLocks[lockHead])
@@ -67,10 +77,18 @@ extension Broker {
     }
 }
 
-/// An instance channel whose ownership is gone and whose removal waits for a later pass.
-struct DeferredRemoval {
-    let name: [UInt8]
+/// Instance channels whose ownership ended together and whose removal goes on in later
+/// passes, read from `next`. A class so the slice advances it in place.
+final class DeferredRemoval {
+    let names: [[UInt8]]
+    var next = 0
     /// The owner (kept so the `$sys` event still names it after it disconnected).
     let owner: Session
     let reason: Broker.RemovalReason
+
+    init(names: [[UInt8]], owner: Session, reason: Broker.RemovalReason) {
+        self.names = names
+        self.owner = owner
+        self.reason = reason
+    }
 }
