@@ -17,7 +17,7 @@ extension Broker {
     static let inlineRemovals = 100
     static let removalSlice = 1_000
     /// Locks released at once, and per pass after that.
-    static let inlineLockReleases = 1_000
+    static let inlineLockReleases = 200
     static let lockReleaseSlice = 5_000
 
     /// Ends every instance channel `owner` has declared: ownership at once (O(1), see
