@@ -89,7 +89,9 @@ struct Lock: Hashable {
 /// that can match the channel, and release is O(1) per lock, so a connection holding a
 /// million locks leaves in linear time.
 final class LockTable {
-    private var all: Set<Lock> = []
+    /// Each owner's locks. There is no daemon-wide set of locks: a lock names its owner, so
+    /// the owner's set answers "is it held?", and no table grows past one connection's
+    /// `max_locks` (a set of a million locks stalled the loop for its rehash while growing).
     private var byOwner: [ConnectionID: Set<Lock>] = [:]
     /// Patterns of the locks covering every subscription.
     private var channelWide = PatternSet()
@@ -103,7 +105,7 @@ final class LockTable {
     private var memoCoversAll = false
 
     /// How many locks are held; zero makes the delivery check free. Stored (kept equal to
-    /// `all.count`) so the per-delivery test is one load.
+    /// the sum of the owners' sets) so the per-delivery test is one load.
     private(set) var count = 0
 
     /// How many locks a connection holds (`max_locks`).
@@ -113,14 +115,13 @@ final class LockTable {
     func owned(by owner: ConnectionID) -> [Lock] { byOwner[owner].map(Array.init) ?? [] }
 
     /// Whether exactly this lock is held.
-    func holds(_ lock: Lock) -> Bool { all.contains(lock) }
+    func holds(_ lock: Lock) -> Bool { byOwner[lock.owner]?.contains(lock) ?? false }
 
     /// Takes a lock. - Returns: false when the owner already held it.
     @discardableResult
     func add(_ lock: Lock) -> Bool {
-        guard all.insert(lock).inserted else { return false }
-        count = all.count
-        byOwner[lock.owner, default: []].insert(lock)
+        guard byOwner[lock.owner, default: []].insert(lock).inserted else { return false }
+        count += 1
         if let key = lock.subscription {
             bySubscription[key, default: PatternSet()].insert(lock.pattern)
         } else {
@@ -133,9 +134,8 @@ final class LockTable {
     /// Releases a lock. - Returns: false when it was not held.
     @discardableResult
     func remove(_ lock: Lock) -> Bool {
-        guard all.remove(lock) != nil else { return false }
-        count = all.count
-        byOwner[lock.owner]?.remove(lock)
+        guard byOwner[lock.owner]?.remove(lock) != nil else { return false }
+        count -= 1
         if byOwner[lock.owner]?.isEmpty == true { byOwner[lock.owner] = nil }
         if let key = lock.subscription {
             bySubscription[key]?.remove(lock.pattern)
@@ -144,7 +144,6 @@ final class LockTable {
             channelWide.remove(lock.pattern)
         }
         generation += 1
-        if all.isEmpty && all.capacity > 4096 { all = [] }
         return true
     }
 
