@@ -93,14 +93,10 @@ extension Broker {
     /// (`Broker+Teardown.swift`), so a connection holding a million locks does not stall
     /// everyone while it leaves.
     func releaseLocks(of session: Session) {
-        for (position, lock) in locks.owned(by: session.id).enumerated() {
-            if position < Broker.inlineLockReleases {
-                releaseLock(lock)
-            } else {
-                deferredLocks.append(lock)
-            }
-        }
-        if locks.count == 0 { locks.forgetMemo() }
+        let detached = locks.detachAll(ownedBy: session.id)
+        guard !detached.isEmpty else { return }
+        deferredLocks.append(DetachedLocks(detached))
+        continueLockReleases(budget: Broker.inlineLockReleases)
     }
 
     /// Releases one lock and refreshes the flag of the subscription it named.
@@ -124,7 +120,7 @@ extension Broker {
 
     /// Keeps the live subscription's flag in step with the table, so the delivery check
     /// looks the subscription up only when some lock names it.
-    private func refreshLockFlag(_ key: SubscriptionKey) {
+    func refreshLockFlag(_ key: SubscriptionKey) {
         sessions[key.client]?.subscriptions[key.name]?.isLockTarget = locks.names(key)
     }
 

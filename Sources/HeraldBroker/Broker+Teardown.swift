@@ -55,25 +55,43 @@ extension Broker {
 
     /// Whether queued teardown work is left for later passes.
     public var hasDeferredWork: Bool {
-        removalHead < deferredRemovals.count || lockHead < deferredLocks.count
+        removalHead < deferredRemovals.count || !deferredLocks.isEmpty
     }
 
     /// Runs one slice of every queued teardown; the server calls it once per loop pass
     /// while `hasDeferredWork`.
     public func continueDeferredWork() {
         continueRemovals(budget: Broker.removalSlice)
-        var locksLeft = Broker.lockReleaseSlice
-        while locksLeft > 0, lockHead < deferredLocks.count {
-            releaseLock(deferredLocks[lockHead])
-            lockHead += 1
-            locksLeft -= 1
-        }
-        if lockHead == deferredLocks.count {
-            deferredLocks = []
-            lockHead = 0
+        continueLockReleases(budget: Broker.lockReleaseSlice)
+        flushSystemEvents()
+    }
+
+    /// Releases up to `budget` locks of departed connections, oldest departure first.
+    func continueLockReleases(budget: Int) {
+        var left = budget
+        while left > 0, let batch = deferredLocks.first {
+            while left > 0, batch.next != batch.locks.endIndex {
+                let lock = batch.locks[batch.next]
+                batch.next = batch.locks.index(after: batch.next)
+                locks.releaseDetached(lock)
+                if let key = lock.subscription { refreshLockFlag(key) }
+                left -= 1
+            }
+            if batch.next == batch.locks.endIndex { deferredLocks.removeFirst() }
         }
         if locks.count == 0 { locks.forgetMemo() }
-        flushSystemEvents()
+    }
+}
+
+/// A departed connection's locks, released from `next` on, a slice per pass. They left
+/// their owner's set at once (`LockTable.detachAll`) and suppress deliveries until released.
+final class DetachedLocks {
+    let locks: Set<Lock>
+    var next: Set<Lock>.Index
+
+    init(_ locks: Set<Lock>) {
+        self.locks = locks
+        self.next = locks.startIndex
     }
 }
 

@@ -85,8 +85,7 @@ public final class Broker {
     /// Teardown waiting for later loop passes, each read from its head (`Broker+Teardown.swift`).
     var deferredRemovals: [DeferredRemoval] = []
     var removalHead = 0
-    var deferredLocks: [Lock] = []
-    var lockHead = 0
+    var deferredLocks: [DetachedLocks] = []
     /// Per-user accounts for `UserLimits`, by user name (auth on only).
     var accounts: [String: UserAccount] = [:]
     /// Which account holds each channel's retained state (`user_limits.retained_bytes`).

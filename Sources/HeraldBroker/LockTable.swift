@@ -147,6 +147,26 @@ final class LockTable {
         return true
     }
 
+    /// Takes a departing connection's locks out of its owner set in O(1); they keep
+    /// suppressing deliveries until each is released with `releaseDetached`, a slice per
+    /// loop pass (`Broker+Teardown.swift`).
+    /// - Returns: the detached locks.
+    func detachAll(ownedBy owner: ConnectionID) -> Set<Lock> {
+        byOwner.removeValue(forKey: owner) ?? []
+    }
+
+    /// Releases one lock `detachAll` took out of its owner set.
+    func releaseDetached(_ lock: Lock) {
+        count -= 1
+        if let key = lock.subscription {
+            bySubscription[key]?.remove(lock.pattern)
+            if bySubscription[key]?.isEmpty == true { bySubscription[key] = nil }
+        } else {
+            channelWide.remove(lock.pattern)
+        }
+        generation += 1
+    }
+
     /// Releases everything a connection holds. - Returns: the released locks.
     func removeAll(ownedBy owner: ConnectionID) -> [Lock] {
         guard let owned = byOwner[owner] else { return [] }
