@@ -131,7 +131,8 @@ extension Broker {
     /// names per call from where the last call stopped, so a sweep of millions of records
     /// is spread over ticks and never stalls the loop. A collected channel's `seq` starts
     /// again at 1; nobody can tell, as nobody subscribes to it and it has no history.
-    func sweepChannelRecords(budget: Int = Broker.sweepBudget) {
+    func sweepChannelRecords(budget: Int? = nil) {
+        let budget = budget ?? budgets.sweep
         var idle: [[UInt8]] = []
         var visited = 0
         var last: [UInt8]?

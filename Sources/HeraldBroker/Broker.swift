@@ -78,6 +78,8 @@ public final class Broker {
     var pendingTotal = 0
     /// Where the channel-record sweep goes on from (`sweepChannelRecords`).
     var sweepCursor: [UInt8]?
+    /// How much one listing or sweep may look at; only tests and the fuzz harness change it.
+    public var budgets = ScanBudgets()
     /// Per-user accounts for `UserLimits`, by user name (auth on only).
     var accounts: [String: UserAccount] = [:]
     /// Failed hellos, verified tokens, connections still to authenticate (`Broker+Auth`).
