@@ -88,7 +88,7 @@ extension Broker {
 
     /// Refuses a new subscription past the user's `subscriptions`.
     func admitUserSubscription(named name: [UInt8], in session: Session) throws(HeraldError) {
-        guard session.subscriptions[name] == nil, let user = session.user, let account = account(of: session),
+        guard session.subscriptions[name] == nil, let user = session.user, let account = session.account,
               account.subscriptions >= user.limits.subscriptions else { return }
         throw HeraldError(.limit, "user \"" + user.name + "\" holds its limit of "
             + String(user.limits.subscriptions) + " subscriptions (user_limits.subscriptions)")

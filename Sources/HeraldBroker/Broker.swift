@@ -219,7 +219,7 @@ public final class Broker {
     /// Takes a subscription out of the index; the caller removes it from its session.
     func retire(_ subscription: Subscription) {
         subscription.isActive = false
-        if let account = account(of: subscription.session) {
+        if let account = subscription.session.account {
             account.subscriptions -= 1
             dropIfEmpty(account)
         }
