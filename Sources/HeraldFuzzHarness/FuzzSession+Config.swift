@@ -88,7 +88,7 @@ extension FuzzSession {
                 fast(narrowed ? "root" : "a", token: "a", limits: small),
                 fast("b", token: "b",
                      publish: narrowed ? rule(["x.y", "x.w.>"], []) : broad,
-                     subscribe: narrowed ? rule(["x.*"], ["x.q"]) : rule(["x.>", "$sys.>"], ["x.*.q"]),
+                     subscribe: narrowed ? rule(["x.*", "x.w.>"], ["x.w.q"]) : rule(["x.>", "$sys.>"], ["x.*.q"]),
                      limits: UserLimits(connections: 3, subscriptions: 3, channels: 2, pendingBytes: 2_500)),
                 slow("p", token: "p", salt: narrowed ? "fuzzsalt-2" : "fuzzsalt",
                      publish: rule(["p.>", "x.>"], []), subscribe: rule(["p.>", "x.>", "$sys.client.>"], []),
