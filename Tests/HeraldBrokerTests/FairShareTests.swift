@@ -152,4 +152,23 @@ import HeraldWire
         harness.broker.disconnect(session)
         #expect(harness.broker.accounts.isEmpty, "\(harness.broker.audit().problems)")
     }
+
+    /// Found by the fuzz harness (pending total left with no connection): with persistence
+    /// on, a connection that left while its `ok` waited for a durable record was marked
+    /// dirty when the record became durable, and the drain added its held bytes to the
+    /// running total, where nothing took them off again until a recount.
+    @Test func aConnectionThatLeftWithHeldAnswersIsNotCountedAsPendingOutput() {
+        var config = BrokerConfig(epoch: "e")
+        config.journaling = true
+        let harness = BrokerHarness(config)
+        let writer = harness.connect()
+        harness.send(writer, #"{"op":"set","ch":"j","value":1}"#)
+        harness.broker.drainDirty { _ in }
+        harness.broker.disconnect(writer)
+        harness.broker.drainRecords { _, _ in }
+        harness.broker.durable(upTo: 1)
+        harness.broker.drainDirty { _ in }
+        #expect(harness.broker.pendingTotal == 0)
+        #expect(harness.broker.audit().problems.isEmpty, "\(harness.broker.audit().problems)")
+    }
 }
