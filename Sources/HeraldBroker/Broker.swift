@@ -137,6 +137,7 @@ public final class Broker {
         removeAllSubscriptions(of: session)
         leave(session)
         forgetPending(of: session)
+        session.isDisconnected = true
         sessions[session.id] = nil
         flushSystemEvents()
     }
@@ -153,7 +154,9 @@ public final class Broker {
     /// Hands every session with pending output or a close request to `body`, once each.
     public func drainDirty(_ body: (Session) -> Void) {
         flushSystemEvents()
-        for session in dirty { accountPending(of: session) }
+        // A session can be listed after it left (an answer held for durability released
+        // later); it was taken out of the total then and must not come back into it.
+        for session in dirty where !session.isDisconnected { accountPending(of: session) }
         enforcePendingTotal()
         while !dirty.isEmpty {
             let batch = dirty
