@@ -88,7 +88,7 @@ extension Broker {
 
     /// Refuses a new subscription past the user's `subscriptions`.
     func admitUserSubscription(named name: [UInt8], in session: Session) throws(HeraldError) {
-        guard session.subscriptions[name] == nil, let user = session.user, let account = account(of: session),
+        guard session.subscriptions[name] == nil, let user = session.user, let account = session.account,
               account.subscriptions >= user.limits.subscriptions else { return }
         throw HeraldError(.limit, "user \"" + user.name + "\" holds its limit of "
             + String(user.limits.subscriptions) + " subscriptions (user_limits.subscriptions)")
@@ -171,7 +171,8 @@ extension Broker {
     /// names per call from where the last call stopped, so a sweep of millions of records
     /// is spread over ticks and never stalls the loop. A collected channel's `seq` starts
     /// again at 1; nobody can tell, as nobody subscribes to it and it has no history.
-    func sweepChannelRecords(budget: Int = Broker.sweepBudget) {
+    func sweepChannelRecords(budget: Int? = nil) {
+        let budget = budget ?? budgets.sweep
         var idle: [[UInt8]] = []
         var visited = 0
         var last: [UInt8]?

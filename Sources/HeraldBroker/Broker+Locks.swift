@@ -12,7 +12,7 @@ extension Broker {
     ///
     /// Answers `{"ok":"lock","ch":CH,"subs":[GLOBAL_ID…]}` listing the subscriptions the
     /// lock covers now (for `ch` alone: the current subscriptions whose pattern overlaps
-    /// `ch` and that the caller may subscribe to, at most `maxListLimit` of them, with
+    /// `ch` and that the caller may subscribe to, at most `budgets.lockList` of them, with
     /// `"truncated":true` when there were more); `unlock` adds `"released":N`, the number
     /// of the caller's locks it released.
     func lockOrUnlock(_ session: Session, _ op: Op) throws(HeraldError) {
@@ -165,8 +165,8 @@ extension Broker {
 
     /// The live subscriptions whose pattern overlaps `pattern` and that `viewer` may see, in
     /// creation order: wildcard ones from the index's trie, exact ones from the name
-    /// directory under the pattern's literal prefix. The walk stops after `maxListLimit`
-    /// found or `listScanBudget` names looked at (then the second value is true), so a
+    /// directory under the pattern's literal prefix. The walk stops after `budgets.lockList`
+    /// found or `budgets.listScan` names looked at (then the second value is true), so a
     /// `lock` costs what it touches, not every subscription in the daemon (issue 12: it
     /// sorted all of them, 0.43 s with 200k).
     private func subscriptions(overlapping pattern: [UInt8],
@@ -175,7 +175,7 @@ extension Broker {
         var truncated = false
         func take(_ subscription: Subscription) -> Bool {
             guard mayList(subscription, to: viewer) else { return true }
-            guard found.count < Broker.maxListLimit else {
+            guard found.count < budgets.lockList else {
                 truncated = true
                 return false
             }
@@ -184,7 +184,7 @@ extension Broker {
         }
         index.forEachWildcardSubscription(overlapping: pattern, take)
         if !truncated {
-            let cursor = walkDirectory(matching: pattern, after: nil, budget: Broker.listScanBudget) { name in
+            let cursor = walkDirectory(matching: pattern, after: nil, budget: budgets.listScan) { name in
                 var going = true
                 for subscription in index.subscriptions(withPattern: name) where going { going = take(subscription) }
                 return going

@@ -33,7 +33,7 @@ extension Broker {
         let after = try scanner.string(.after)
         var listed: [[UInt8]] = []
         var isFull = false
-        let cursor = walkDirectory(matching: filter, after: after, budget: Broker.listScanBudget) { name in
+        let cursor = walkDirectory(matching: filter, after: after, budget: budgets.listScan) { name in
             if listed.count == limit {
                 isFull = true
                 return false

@@ -210,9 +210,11 @@ extension Broker {
     }
 
     /// Keeps, per handler connection, the ids of finished signals it was offered, so a late
-    /// `handled` is ignored rather than `not_found`. Bounded: the oldest are forgotten.
+    /// `handled` is ignored rather than `not_found`. Bounded: the oldest are forgotten. A
+    /// connection that has left (gone, or closing and no longer answered) is skipped: its
+    /// entry was dropped when it left and nothing would drop it again.
     private func rememberFinished(_ pending: PendingSignal) {
-        for connection in pending.askedConnections where sessions[connection] != nil {
+        for connection in pending.askedConnections where sessions[connection]?.hasLeft == false {
             var finished = finishedOffers[connection] ?? []
             finished.append(pending.id)
             if finished.count > Broker.finishedOffersKept { finished.removeFirst(finished.count / 2) }

@@ -33,7 +33,7 @@ extension Broker {
         session.subscriptions[name] = subscription
         applyLocks(to: subscription)
         if index.insert(subscription) && !isWildcard { directoryAdd(pattern) }
-        account(of: session)?.subscriptions += 1
+        session.account?.subscriptions += 1
         answer(session, .sub) { out in
             out.appendRaw(#","sub":"#)
             out.append(contentsOf: subscription.quotedName)

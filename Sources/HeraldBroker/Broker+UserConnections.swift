@@ -1,6 +1,8 @@
 /// Per-user connection counts (`UserLimits.connections`): a connection is charged to its
 /// user's `UserAccount` when it authenticates, moved when it authenticates again as another
-/// user, and released when it leaves; an account nothing is charged to is forgotten.
+/// user, and released when it leaves; an account nothing is charged to is forgotten. Its
+/// subscriptions are charged to the same account (`Session.account`) and move with it, so a
+/// user is charged for the subscriptions its connections hold now.
 extension Broker {
     /// Charges an authenticating connection to `user`'s account.
     /// - Returns: false, charging nothing, when the user already has its `connections`.
@@ -9,9 +11,7 @@ extension Broker {
         let account = accounts[user.name] ?? UserAccount(name: user.name)
         guard account.connections < user.limits.connections else { return false }
         releaseConnection(of: session)
-        account.connections += 1
-        accounts[user.name] = account
-        session.account = account
+        take(session, into: account)
         return true
     }
 
@@ -20,17 +20,24 @@ extension Broker {
     func moveConnection(of session: Session, to user: AuthUser) {
         if let account = session.account, account.name == user.name { return }
         releaseConnection(of: session)
-        let account = accounts[user.name] ?? UserAccount(name: user.name)
+        take(session, into: accounts[user.name] ?? UserAccount(name: user.name))
+    }
+
+    /// Charges a connection and its live subscriptions to `account`.
+    private func take(_ session: Session, into account: UserAccount) {
         account.connections += 1
-        accounts[user.name] = account
+        account.subscriptions += session.subscriptions.count
+        accounts[account.name] = account
         session.account = account
     }
 
-    /// Takes a connection's charge off its account (it left, or auth was turned off).
+    /// Takes a connection's charge, and that of its live subscriptions, off its account (it
+    /// left, authenticated as another user, or auth was turned off).
     func releaseConnection(of session: Session) {
         guard let account = session.account else { return }
         session.account = nil
         account.connections -= 1
+        account.subscriptions -= session.subscriptions.count
         if account.isEmpty, accounts[account.name] === account { accounts[account.name] = nil }
     }
 

@@ -86,6 +86,8 @@ public final class Broker {
     var deferredRemovals: [DeferredRemoval] = []
     var removalHead = 0
     var deferredLocks: [DetachedLocks] = []
+    /// How much one listing or sweep may look at; only tests and the fuzz harness change it.
+    public var budgets = ScanBudgets()
     /// Per-user accounts for `UserLimits`, by user name (auth on only).
     var accounts: [String: UserAccount] = [:]
     /// Which account holds each channel's retained state (`user_limits.retained_bytes`).
@@ -145,6 +147,7 @@ public final class Broker {
         removeAllSubscriptions(of: session)
         leave(session)
         forgetPending(of: session)
+        session.isDisconnected = true
         sessions[session.id] = nil
         flushSystemEvents()
     }
@@ -161,7 +164,9 @@ public final class Broker {
     /// Hands every session with pending output or a close request to `body`, once each.
     public func drainDirty(_ body: (Session) -> Void) {
         flushSystemEvents()
-        for session in dirty { accountPending(of: session) }
+        // A session can be listed after it left (an answer held for durability released
+        // later); it was taken out of the total then and must not come back into it.
+        for session in dirty where !session.isDisconnected { accountPending(of: session) }
         enforcePendingTotal()
         while !dirty.isEmpty {
             let batch = dirty
@@ -227,7 +232,7 @@ public final class Broker {
     /// Takes a subscription out of the index; the caller removes it from its session.
     func retire(_ subscription: Subscription) {
         subscription.isActive = false
-        if let account = account(of: subscription.session) {
+        if let account = subscription.session.account {
             account.subscriptions -= 1
             dropIfEmpty(account)
         }

@@ -44,6 +44,9 @@ public final class Session {
     /// Set once the broker released what the connection owned (locks, instance channels,
     /// requests), so closing and disconnecting release it exactly once.
     var hasLeft = false
+    /// Set by `disconnect`: the server has forgotten the connection, so bytes still listed
+    /// for it (answers released after it left) no longer count as pending output.
+    var isDisconnected = false
     /// Signals this connection sent that are still under way (`max_signals`).
     var signalsInFlight = 0
     /// `pendingBytes` as last added to the broker's running total (`Broker+FairShare.swift`).

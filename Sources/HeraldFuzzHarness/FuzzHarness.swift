@@ -10,10 +10,10 @@ import HeraldWire
 ///
 /// Input layout (see docs/architecture.md, "Fuzzing"): byte 0 picks config variants, bytes
 /// 1–2 pick where the stream is split in two feeds, the rest is the byte stream a client
-/// would send. A line whose first byte is 0x01…0x07 is a harness directive (switch session,
-/// advance time, hang up, stop/start reading, make journal records durable, shut down,
-/// reply to the last request token)
-/// rather than a request; any other line goes to `Broker.handleLine`.
+/// would send. A line whose first byte is 0x01…0x08 or 0x0B is a harness directive (switch
+/// session, advance time, hang up, stop/start reading, make journal records durable, shut
+/// down, reply to the last request token, reload the auth settings, hold token
+/// verifications) rather than a request; any other line goes to `Broker.handleLine`.
 public enum FuzzHarness {
     /// Runs one input and returns the invariants it violated (empty when all held).
     ///

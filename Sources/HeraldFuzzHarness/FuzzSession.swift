@@ -5,71 +5,55 @@ import HeraldWire
 ///
 /// Four connection slots stand in for four clients; directives in the stream pick the slot,
 /// advance the clock, hang up, pause reading (so `max_pending` and the overflow policies are
-/// reached), acknowledge journal records and shut down.
+/// reached), acknowledge journal records, shut down, reply, reload the auth settings and
+/// hold token verifications.
 struct FuzzSession {
     /// Connection slots a directive can pick.
     static let slotCount = 4
 
     let broker: Broker
+    /// The input's config flags (byte 0).
+    let flags: UInt8
     /// Violated invariants, in the order found.
     var violations: [String] = []
     /// Every frame a client was handed, `(connection id, frame)`, when the caller asked.
     var recorded: [(ConnectionID, [UInt8])]?
     /// The connection in each slot; nil after a hang-up until the slot's next line, so a
     /// refused connection is not retried in a loop.
-    private var slots: [Session?] = []
+    var slots: [Session?] = []
     /// Slots whose client has stopped reading.
-    private var paused: [Bool]
-    private var current = 0
-    private var now = 0
-    private var nextID = 1
-    private var spare: [UInt8] = []
-    private let validator = RequestScanner(maxDepth: 80)
-    private var journalPosition = 0
+    var paused: [Bool]
+    /// Per slot, what arrived while its `hello` waited for verification: the server holds
+    /// those bytes and frames them once the verdict is in (`Connection+Verification`).
+    var held: [[HeldLine]]
+    /// Verifications the server would be running off the loop, oldest first.
+    var parked: [(session: Session, pending: PendingVerification)] = []
+    /// While set (directive 0x0B), parked verifications wait, so several `hello`s can follow
+    /// one verification; otherwise each is completed as soon as it is parked.
+    var defersVerifications = false
+    var current = 0
+    var now = 0
+    var nextID = 1
+    var spare: [UInt8] = []
+    let validator = RequestScanner(maxDepth: 80)
+    /// Reads the requests the harness checks the answers to (`channels`, `lock`).
+    let requestReader = RequestScanner()
+    var journalPosition = 0
     /// The state a restart would rebuild: every journal record, encoded and decoded as the
     /// persistence layer does, applied in order. It must end equal to the broker's store.
-    private let replica = StateStore()
-    private var encoded: [UInt8] = []
+    let replica = StateStore()
+    var encoded: [UInt8] = []
     /// The last reply token seen in any frame (directive 0x07 answers it).
-    private var lastToken: [UInt8]?
+    var lastToken: [UInt8]?
 
-    /// The broker's tunables for an input: small limits, so every limit is reachable within
-    /// a few kilobytes of input; `flags` (the input's first byte) picks variants.
-    static func config(flags: UInt8) -> BrokerConfig {
-        var config = BrokerConfig(
-            maxLine: 1024, maxErrors: 8, heartbeatMs: flags & 0x01 == 0 ? 5_000 : 0,
-            maxPending: flags & 0x02 == 0 ? 16_384 : 2_048,
-            overflow: flags & 0x04 == 0 ? .disconnect : .drop,
-            version: "0.0.0-fuzz", epoch: "fuzz")
-        config.history = flags & 0x08 == 0 ? 4 : 0
-        config.historyBytes = 2_048
-        config.maxConnections = flags & 0x10 == 0 ? slotCount + 1 : slotCount - 1
-        config.maxSubs = 8
-        config.maxChannels = 24
-        config.maxRequests = 3
-        config.maxSignals = 3
-        config.stateLimits = StateLimits(maxValueBytes: 256, maxListLength: 6, maxRetainedBytes: 2_048)
-        config.journaling = flags & 0x20 != 0
-        if flags & 0x40 != 0 { config.auth = authSettings }
-        return config
-    }
-
-    /// Flag 0x40: auth on, with one unrestricted user (token `a`) and one whose permissions
-    /// allow and deny overlapping patterns (token `b`), so the gate, the permission checks and
-    /// the wildcard coverage rule all see fuzzed input.
-    static var authSettings: AuthSettings {
-        let rule = { (allow: [String]?, deny: [String]) in
-            ChannelRule(allow: allow.map { $0.map { Array($0.utf8) } }, deny: deny.map { Array($0.utf8) })
-        }
-        return AuthSettings(users: [
-            AuthUser(name: "a", credential: TokenCredential(plainToken: Array("a".utf8)), isPlainToken: true),
-            AuthUser(name: "b", credential: TokenCredential(plainToken: Array("b".utf8)), isPlainToken: true,
-                     publish: rule(["x.>", "y.*", "$sys.>"], ["x.z", "x.*.q"]),
-                     subscribe: rule(["x.>", "$sys.>"], ["x.*.q"])),
-        ], timeoutMs: 500, maxLine: 256)
+    /// A line kept for a connection whose `hello` is being verified.
+    enum HeldLine {
+        case line([UInt8])
+        case tooLong(Int)
     }
 
     init(flags: UInt8) {
+        self.flags = flags
         var word: UInt64 = 0x9E37_79B9_7F4A_7C15
         broker = Broker(
             config: Self.config(flags: flags), now: 0, wallClock: { 1_700_000_000_000 },
@@ -81,22 +65,25 @@ struct FuzzSession {
                 z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
                 return z ^ (z >> 31)
             })
+        broker.budgets = Self.budgets(flags: flags)
         paused = Array(repeating: false, count: Self.slotCount)
-        for _ in 0..<Self.slotCount { slots.append(connect()) }
+        held = Array(repeating: [], count: Self.slotCount)
+        for slot in 0..<Self.slotCount { slots.append(connect(peer: Self.peer(ofSlot: slot))) }
         drain()
     }
 
     /// The current slot's connection, connecting one when the slot is empty.
-    private mutating func connected() -> Session {
+    mutating func connected() -> Session {
         if let session = slots[current] { return session }
-        let session = connect()
+        let session = connect(peer: Self.peer(ofSlot: current))
         slots[current] = session
         drain()
         return session
     }
 
-    private mutating func connect() -> Session {
+    mutating func connect(peer: [UInt8]) -> Session {
         let session = broker.connect(id: nextID, now: now)
+        session.peer = peer
         nextID += 1
         return session
     }
@@ -107,18 +94,45 @@ struct FuzzSession {
         case .tooLong(let length):
             let session = connected()
             broker.heard(from: session, now: now)
-            broker.lineTooLong(from: session, length: length, now: now)
+            if session.awaitsVerification {
+                held[current].append(.tooLong(length))
+            } else {
+                broker.lineTooLong(from: session, length: length, now: now)
+            }
         case .line(let line):
-            if line[0] >= 0x01 && line[0] <= 0x07 {
+            if Self.isDirective(line[0]) {
                 directive(line)
             } else {
                 let session = connected()
                 broker.heard(from: session, now: now)
-                broker.handleLine(line, from: session, now: now)
+                if session.awaitsVerification {
+                    held[current].append(.line(Array(line)))
+                } else {
+                    request(line, from: session)
+                }
             }
         }
+        completeVerificationsUnlessDeferred()
         drain()
         checkPendingBound()
+        checkPendingTotal()
+        checkAudit()
+    }
+
+    /// Whether a line's first byte makes it a harness directive: 0x01…0x08 and 0x0B
+    /// (0x09 is a tab and 0x0A a newline, both legitimately at a request's start or end).
+    static func isDirective(_ byte: UInt8) -> Bool {
+        (byte >= 0x01 && byte <= 0x08) || byte == 0x0B
+    }
+
+    /// Hands a request line to the broker as the server does, then checks the answers the
+    /// harness can predict and takes a `hello` the broker parked.
+    mutating func request(_ line: UnsafeRawBufferPointer, from session: Session) {
+        let expectation = expectation(for: line, from: session)
+        let before = session.outbound.count
+        broker.handleLine(line, from: session, now: now)
+        if let expectation { check(expectation, answeredTo: session, after: before) }
+        takeVerification(of: session)
     }
 
     /// Slack over `max_pending` for the one frame that crossed it: the largest frame these
@@ -127,14 +141,30 @@ struct FuzzSession {
 
     /// A client that stops reading must cost at most `max_pending` plus one frame, under
     /// either overflow policy: that bound is what protects the daemon's memory.
-    private mutating func checkPendingBound() {
+    mutating func checkPendingBound() {
         let bound = broker.config.maxPending + Self.pendingSlack
         for case let session? in slots where session.pendingBytes > bound {
             violations.append("limit: c\(session.id) holds \(session.pendingBytes) outbound bytes, past max_pending + slack \(bound)")
         }
     }
 
-    private mutating func directive(_ line: UnsafeRawBufferPointer) {
+    /// After a flush, the connections not being closed hold at most `max_pending_total`
+    /// together: past it the broker cuts the heaviest until the total is under, or until only
+    /// connections already closing hold anything.
+    mutating func checkPendingTotal() {
+        var total = 0
+        for case let session? in slots where !session.closeAfterFlush { total += session.pendingBytes }
+        if total > broker.config.maxPendingTotal {
+            violations.append("limit: open connections hold \(total) outbound bytes after a flush, past max_pending_total \(broker.config.maxPendingTotal)")
+        }
+    }
+
+    /// The broker's own counters and indexes must agree with its tables after every line.
+    mutating func checkAudit() {
+        for problem in broker.audit().problems { violations.append("audit: " + problem) }
+    }
+
+    mutating func directive(_ line: UnsafeRawBufferPointer) {
         let a = line.count > 1 ? Int(line[1]) : 0
         let b = line.count > 2 ? Int(line[2]) : 0
         switch line[0] {
@@ -152,25 +182,43 @@ struct FuzzSession {
             acknowledgeRecords()
         case 0x06:
             broker.shutdown(now: now)
-        default:
+        case 0x07:
             replyToLastToken(ridFlag: a)
+        case 0x08:
+            reload(a)
+        default:
+            defersVerifications.toggle()
         }
+    }
+
+    /// SIGHUP: the server installs a new `BrokerConfig` and re-applies the auth settings.
+    /// `selector` picks the users (`AuthMode`, low two bits) and whether the abuse caps hold
+    /// (0x80); what cannot change live (journaling, `max_line`) stays.
+    mutating func reload(_ selector: Int) {
+        let mode = AuthMode.allCases[selector % AuthMode.allCases.count]
+        let reloaded = (flags & 0x7F) | UInt8(selector & 0x80)
+        broker.config = Self.config(flags: reloaded, authMode: mode)
+        broker.applyAuthSettings(now: now)
     }
 
     /// Answers the last request token any slot was sent: tokens are 128 random bits, which
     /// the fuzzer cannot guess, so without this the reply path would never be reached.
-    private mutating func replyToLastToken(ridFlag: Int) {
+    mutating func replyToLastToken(ridFlag: Int) {
         guard let token = lastToken else { return }
-        var request = Array(#"{"op":"reply","to":""#.utf8)
-        request += token
-        request += Array((ridFlag & 1 == 0 ? #"","data":1}"# : #"","rid":7}"#).utf8)
+        var line = Array(#"{"op":"reply","to":""#.utf8)
+        line += token
+        line += Array((ridFlag & 1 == 0 ? #"","data":1}"# : #"","rid":7}"#).utf8)
         let session = connected()
         broker.heard(from: session, now: now)
-        request.withUnsafeBytes { broker.handleLine($0, from: session, now: now) }
+        if session.awaitsVerification {
+            held[current].append(.line(line))
+            return
+        }
+        line.withUnsafeBytes { request($0, from: session) }
     }
 
     /// Remembers the last `"reply":"TOKEN"` in a frame a slot was sent.
-    private mutating func noteToken(in frame: UnsafeRawBufferPointer) {
+    mutating func noteToken(in frame: UnsafeRawBufferPointer) {
         let key = Self.replyKey
         guard frame.count > key.count else { return }
         for start in 0..<(frame.count - key.count) where frame[start] == key[0] {
@@ -182,10 +230,10 @@ struct FuzzSession {
         }
     }
 
-    private static let replyKey = Array(#""reply":""#.utf8)
+    static let replyKey = Array(#""reply":""#.utf8)
 
     /// Plays the persistence writer: everything drained so far becomes durable at once.
-    private mutating func acknowledgeRecords() {
+    mutating func acknowledgeRecords() {
         var upTo: Int?
         broker.drainRecords { records, last in
             if last < journalPosition + records.count {
@@ -199,7 +247,7 @@ struct FuzzSession {
     }
 
     /// Checks that a record survives the journal's encoding and applies to the replica.
-    private mutating func replay(_ record: StateRecord) {
+    mutating func replay(_ record: StateRecord) {
         encoded.removeAll(keepingCapacity: true)
         record.encode(into: &encoded)
         let decoded = encoded.withUnsafeBytes { StateRecord.decode($0) }
@@ -214,18 +262,22 @@ struct FuzzSession {
     }
 
     /// Closes a connection as the server does when the peer goes or a close is overdue,
-    /// and puts a new connection in its slot.
-    private mutating func hangUp(_ session: Session) {
+    /// and empties its slot (the next line for the slot connects anew). Bytes held behind a
+    /// parked `hello` go with it; the verification itself runs on, as on the thread pool.
+    mutating func hangUp(_ session: Session) {
         guard let slot = slots.firstIndex(where: { $0 === session }) else { return }
         take(session)
         broker.disconnect(session)
         slots[slot] = nil
         paused[slot] = false
+        held[slot] = []
     }
 
     /// Plays the server's flush: reading slots take their bytes, closes happen once flushed.
-    private mutating func drain() {
+    mutating func drain() {
         var closing: [Session] = []
+        // As the server's workers do once per loop pass: a slice of queued teardown first.
+        if broker.hasDeferredWork { broker.continueDeferredWork() }
         broker.drainDirty { session in
             // A session written to just before it disconnected stays listed until this drain;
             // the server skips ids it no longer has, and so does this.
@@ -238,7 +290,7 @@ struct FuzzSession {
     }
 
     /// Takes a session's queued bytes and checks each frame in them.
-    private mutating func take(_ session: Session) {
+    mutating func take(_ session: Session) {
         session.takeOutbound(into: &spare)
         guard !spare.isEmpty else { return }
         if spare.last != UInt8(ascii: "\n") {
@@ -254,7 +306,7 @@ struct FuzzSession {
         }
     }
 
-    private mutating func check(frame: UnsafeRawBufferPointer, to session: Session) {
+    mutating func check(frame: UnsafeRawBufferPointer, to session: Session) {
         noteToken(in: frame)
         recorded?.append((session.id, Array(frame)))
         do throws(HeraldError) {
@@ -263,69 +315,5 @@ struct FuzzSession {
             violations.append("frames: c\(session.id) got invalid JSON (\(error.message)): "
                 + String(decoding: frame.prefix(300), as: UTF8.self))
         }
-    }
-
-    /// Ends the run: every connection goes, then nothing any of them owned may be left.
-    mutating func finish() {
-        acknowledgeRecords()
-        drain()
-        if broker.config.journaling && replica.snapshot() != broker.store.snapshot() {
-            violations.append("journal: replaying the records does not rebuild the store (\(replica.snapshot().count) vs \(broker.store.snapshot().count) channels)")
-        }
-        for case let session? in slots { take(session); broker.disconnect(session) }
-        slots.removeAll()
-        drain()
-        if broker.connectionCount != 0 {
-            violations.append("leak: \(broker.connectionCount) sessions left after every connection closed")
-        }
-        let probe = connect()
-        slots = [probe]
-        paused = [true]
-        // The hello authenticates the probe when auth is on (it also ends its auth deadline,
-        // which `timers` would count); without auth it only names the connection.
-        for line in [#"{"op":"hello","token":"a"}"#, #"{"op":"stats"}"#] {
-            var request = Array(line.utf8)
-            request.withUnsafeMutableBytes { broker.handleLine(UnsafeRawBufferPointer($0), from: probe, now: now) }
-        }
-        drain()
-        probe.takeOutbound(into: &spare)
-        let lines = spare.split(separator: UInt8(ascii: "\n"))
-        guard let answer = lines.first(where: { $0.starts(with: Array(#"{"ok":"stats""#.utf8)) }) else {
-            violations.append("stats: no answer to the probe: " + String(decoding: spare.prefix(300), as: UTF8.self))
-            return
-        }
-        let frame = Array(answer)
-        for name in ["connections", "subscriptions", "locks", "instance_channels", "requests", "timers", "signals", "links"] {
-            let expected = name == "connections" ? 1 : 0
-            let value = Self.counter(name, in: frame)
-            if value != expected {
-                violations.append("leak: stats \(name) is \(value.map(String.init) ?? "missing") with no client left, expected \(expected)")
-            }
-        }
-        let config = broker.config
-        if let history = Self.counter("history_bytes", in: frame), history > config.historyBytes {
-            violations.append("limit: history_bytes \(history) past history_bytes limit \(config.historyBytes)")
-        }
-        if let retained = Self.counter("retained_bytes", in: frame), retained > config.stateLimits.maxRetainedBytes {
-            violations.append("limit: retained_bytes \(retained) past \(config.stateLimits.maxRetainedBytes)")
-        }
-    }
-
-    /// The integer after `"name":` in a stats frame.
-    static func counter(_ name: String, in frame: [UInt8]) -> Int? {
-        let key = Array(("\"" + name + "\":").utf8)
-        guard frame.count >= key.count else { return nil }
-        for start in 0...(frame.count - key.count) where frame[start..<(start + key.count)].elementsEqual(key) {
-            var value = 0
-            var index = start + key.count
-            var digits = 0
-            while index < frame.count, frame[index] >= UInt8(ascii: "0"), frame[index] <= UInt8(ascii: "9") {
-                value = value * 10 + Int(frame[index] - UInt8(ascii: "0"))
-                index += 1
-                digits += 1
-            }
-            return digits > 0 ? value : nil
-        }
-        return nil
     }
 }

@@ -120,4 +120,55 @@ import HeraldWire
         let answer = harness.subscribe(s, #""ch":"never.x","since":0,"sub":"z""#)
         #expect(answer["recovered"] as? Bool == true)
     }
+
+    /// Found while writing the fuzz harness's account audit (`Broker.audit()`): subscriptions were charged to the user of
+    /// the moment they were made and released from the user of the moment they ended, so a
+    /// connection that authenticated again as another user (or whose user SIGHUP renamed)
+    /// left the first user charged for good and the second one below zero.
+    @Test func subscriptionsMoveWithAConnectionThatAuthenticatesAsAnotherUser() {
+        let harness = limited(UserLimits(subscriptions: 3))
+        let moving = harness.connect(token: "u")
+        harness.subscribe(moving, #""ch":"m.1""#)
+        harness.subscribe(moving, #""ch":"m.2""#)
+        #expect(harness.request(moving, #"{"op":"hello","token":"o"}"#)["ok"] as? String == "hello")
+        harness.broker.disconnect(moving)
+        #expect(harness.broker.accounts.isEmpty, "nothing is charged to anyone: \(harness.broker.audit().problems)")
+        let fresh = harness.connect(token: "u")
+        for n in 0..<3 {
+            #expect(harness.subscribe(fresh, #""ch":"n.\#(n)""#)["ok"] as? String == "sub", "u holds no subscription")
+        }
+    }
+
+    @Test func subscriptionsMoveWithAConnectionWhoseUserAReloadRenamed() {
+        let harness = limited(UserLimits(subscriptions: 3))
+        let session = harness.connect(token: "u")
+        harness.subscribe(session, #""ch":"r.1""#)
+        var renamed = harness.broker.config
+        renamed.auth.users[0].name = "u2"
+        harness.broker.config = renamed
+        harness.broker.applyAuthSettings(now: 1)
+        _ = harness.frames(session)
+        harness.send(session, #"{"op":"unsub","all":true}"#)
+        harness.broker.disconnect(session)
+        #expect(harness.broker.accounts.isEmpty, "\(harness.broker.audit().problems)")
+    }
+
+    /// Found by the fuzz harness (pending total left with no connection): with persistence
+    /// on, a connection that left while its `ok` waited for a durable record was marked
+    /// dirty when the record became durable, and the drain added its held bytes to the
+    /// running total, where nothing took them off again until a recount.
+    @Test func aConnectionThatLeftWithHeldAnswersIsNotCountedAsPendingOutput() {
+        var config = BrokerConfig(epoch: "e")
+        config.journaling = true
+        let harness = BrokerHarness(config)
+        let writer = harness.connect()
+        harness.send(writer, #"{"op":"set","ch":"j","value":1}"#)
+        harness.broker.drainDirty { _ in }
+        harness.broker.disconnect(writer)
+        harness.broker.drainRecords { _, _ in }
+        harness.broker.durable(upTo: 1)
+        harness.broker.drainDirty { _ in }
+        #expect(harness.broker.pendingTotal == 0)
+        #expect(harness.broker.audit().problems.isEmpty, "\(harness.broker.audit().problems)")
+    }
 }

@@ -252,4 +252,36 @@ import HeraldBroker
         #expect(harness.frames(sender).first?["handled_by"] as? String == "c2/h")
         #expect(harness.request(sender, #"{"op":"signal","ch":"o"}"#)["hops"] as? Int == 0)
     }
+
+    /// Found by the fuzz harness (`finishedOfferHolders` after every connection closed): a
+    /// connection offered its own signal had its late-`handled` memory cleared when it left
+    /// and then written again as its signal ended, under an id never used again.
+    @Test func aSenderOfferedItsOwnSignalLeavesNoMemoryOfItWhenItGoes() {
+        let harness = BrokerHarness()
+        let both = handler(harness, "self.x", name: "h")
+        harness.send(both, #"{"op":"signal","ch":"self.x","timeout_ms":60000}"#)
+        #expect(offer(harness, both) != nil)
+        harness.broker.disconnect(both)
+        #expect(harness.broker.audit().finishedOfferHolders == 0)
+    }
+
+    /// The same through a close: a handler the broker closes stays known until the server
+    /// has flushed it, and a signal it was offered that ends meanwhile must not remember it.
+    @Test func aClosedHandlerIsNotRememberedBySignalsEndingBeforeItIsGone() {
+        var config = BrokerConfig(epoch: "e")
+        config.maxErrors = 1
+        let harness = BrokerHarness(config)
+        let sender = harness.connect()
+        let first = handler(harness, "up.x", name: "first")
+        let last = handler(harness, "up", name: "last")
+        harness.send(sender, #"{"op":"signal","ch":"up.x","timeout_ms":60000}"#)
+        let offered = offer(harness, first)
+        verdict(harness, first, offered?["id"], "pass")
+        harness.send(first, "not json")
+        #expect(first.closeAfterFlush)
+        let next = offer(harness, last)
+        verdict(harness, last, next?["id"], "stop")
+        harness.broker.disconnect(first)
+        #expect(harness.broker.audit().finishedOfferHolders == 1, "only the handler still connected remembers it")
+    }
 }
