@@ -17,7 +17,7 @@ public final class Broker {
     /// Sessions by connection id.
     var sessions: [ConnectionID: Session] = [:]
     /// Known channels by name.
-    var channels: [[UInt8]: Channel] = [:]
+    var channels = NameTable<Channel>()
     /// Every subscription, by pattern.
     let index = SubscriptionIndex()
     /// The request scanner, reused for every line.

@@ -42,7 +42,7 @@ final class InstanceChannels {
         }
     }
 
-    private var claims: [[UInt8]: Claim] = [:]
+    private var claims = NameTable<Claim>()
     /// Each owner's current generation; absent once it left (then all its claims are stale).
     private var generations: [ConnectionID: Int] = [:]
     private var byOwner: [ConnectionID: OwnedNames] = [:]

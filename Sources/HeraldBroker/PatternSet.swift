@@ -7,7 +7,7 @@ import HeraldWire
 /// `nil` (every channel) a counter. Used by `LockTable`, so a user holding a million locks
 /// costs another user's publish nothing (issue 12: every publish used to scan every lock).
 struct PatternSet {
-    private var concrete: [ChannelKey: Int] = [:]
+    private var concrete = NameTable<Int>()
     private let wildcards = PatternTrie<Int>()
     private var everything = 0
     /// How many patterns are held, counting repeats.
@@ -26,7 +26,7 @@ struct PatternSet {
         if Self.isWildcard(pattern) {
             wildcards.insert((wildcards.value(at: pattern) ?? 0) + 1, at: pattern)
         } else {
-            concrete[ChannelKey(pattern), default: 0] += 1
+            concrete[pattern] = (concrete[pattern] ?? 0) + 1
         }
     }
 
@@ -42,16 +42,15 @@ struct PatternSet {
             guard let held = wildcards.value(at: pattern) else { return }
             if held > 1 { wildcards.insert(held - 1, at: pattern) } else { wildcards.removeValue(at: pattern) }
         } else {
-            let key = ChannelKey(pattern)
-            guard let held = concrete[key] else { return }
-            concrete[key] = held > 1 ? held - 1 : nil
+            guard let held = concrete[pattern] else { return }
+            concrete[pattern] = held > 1 ? held - 1 : nil
         }
         count -= 1
     }
 
     /// Whether some held pattern matches the concrete channel `name`.
     func matches(_ name: [UInt8]) -> Bool {
-        if everything > 0 || concrete[ChannelKey(name)] != nil { return true }
+        if everything > 0 || concrete[name] != nil { return true }
         var found = false
         wildcards.forEachMatch(of: name) { pattern, _ in
             if !found && ChannelName.matches(pattern: pattern, channel: name) { found = true }

@@ -55,7 +55,7 @@ final class SubscriptionIndex {
         }
     }
 
-    private var entries: [[UInt8]: Slot] = [:]
+    private var entries = NameTable<Slot>()
     /// The wildcard entries, by pattern segment.
     private let wildcardEntries = PatternTrie<Entry>()
     /// How many distinct concrete patterns have subscriptions (for `stats`-style counters).
