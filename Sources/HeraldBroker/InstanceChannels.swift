@@ -19,7 +19,7 @@ final class InstanceChannels {
     /// One owner's current claims in declaration order; removed ones leave a nil slot.
     private struct OwnedNames {
         var order: [[UInt8]?] = []
-        var position: [[UInt8]: Int] = [:]
+        var position = NameTable<Int>()
 
         var count: Int { position.count }
 
