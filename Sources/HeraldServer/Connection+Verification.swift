@@ -28,7 +28,7 @@ extension Connection {
         if session.closeAfterFlush { return .stop }
         if let parked = broker.takeVerification(for: session) { return .verify(parked) }
         if session.awaitsVerification { return .wait }
-        return held.isEmpty ? .read : .yield
+        return heldStart >= held.count ? .read : .yield
     }
 
     /// Carries out `nextStep`'s answer, outside the lock.
@@ -103,10 +103,15 @@ extension Connection {
 
     /// Under the broker lock: frames the held bytes as if just read.
     private func frameHeld(_ broker: Broker, now: Int) -> AfterLines {
-        let rest = held
-        held = []
-        let consumed = rest.withUnsafeBytes { frameLines($0, broker: broker, now: now) }
-        if consumed < rest.count { held = Array(rest[consumed...]) }
+        let start = heldStart
+        let consumed = held.withUnsafeBytes { all in
+            frameLines(UnsafeRawBufferPointer(rebasing: all[start...]), broker: broker, now: now)
+        }
+        heldStart += consumed
+        if heldStart >= held.count {
+            held.removeAll(keepingCapacity: held.capacity <= 1 << 16)
+            heldStart = 0
+        }
         return nextStep(broker)
     }
 

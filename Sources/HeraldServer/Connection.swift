@@ -46,6 +46,9 @@ final class Connection {
     /// Bytes read behind a parked `hello`, not yet framed (`Connection+Verification`): at most
     /// one read's worth, since reading stops while a verification runs.
     var held: [UInt8] = []
+    /// Where the unframed part of `held` starts: framing a slice advances it instead of
+    /// copying the rest, so a connection yielding every pass copies nothing.
+    var heldStart = 0
     /// Whether a token verification runs for this connection; its lines are held meanwhile.
     var isHolding = false
     /// The loop pass (`Worker.pass`) this connection's line budget belongs to, when it began
