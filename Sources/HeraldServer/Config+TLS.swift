@@ -9,6 +9,7 @@ extension Config {
         tlsCert = try reader.string(.tlsCert)
         tlsKey = try reader.string(.tlsKey)
         tlsTimeoutMs = try reader.integer(.tlsTimeoutMs) ?? tlsTimeoutMs
+        passBudgetUs = try reader.integer(.passBudgetUs) ?? passBudgetUs
         tlsCiphers = try reader.string(.tlsCiphers) ?? tlsCiphers
         guard tlsPort != nil else { return }
         if tlsCert == nil || tlsKey == nil {

@@ -100,6 +100,9 @@ public struct Config: Equatable, Sendable {
     /// (`tls_timeout_ms`), so a peer that opens the port and says nothing costs a socket for
     /// two seconds, not until the heartbeat notices it.
     public var tlsTimeoutMs: Int = 2_000
+    /// How long one connection's lines may run per loop pass, in µs (`pass_budget_us`; 0: no
+    /// limit). Past it the connection yields to the others until the next pass.
+    public var passBudgetUs: Int = 1_000
     /// OpenSSL cipher list for TLS 1.2 (`tls_ciphers`); TLS 1.3 keeps OpenSSL's suites.
     /// The default allows only ECDHE key exchange with AEAD ciphers: forward secrecy, no CBC.
     public var tlsCiphers: String = Config.defaultTLSCiphers

@@ -44,6 +44,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
     case unixMode = "unix_mode"
     case tlsTimeoutMs = "tls_timeout_ms"
     case tlsCiphers = "tls_ciphers"
+    case passBudgetUs = "pass_budget_us"
     case maxUnauthenticated = "max_unauthenticated"
     case authFailLimit = "auth_fail_limit"
     case authFailWindowMs = "auth_fail_window_ms"
@@ -92,6 +93,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .authMaxLine: return .integer(256...1_048_576)
         case .unixMode: return .octalMode
         case .tlsTimeoutMs: return .integer(100...600_000)
+        case .passBudgetUs: return .integer(0...1_000_000)
         case .tlsCiphers: return .text(maxBytes: nil)
         case .maxUnauthenticated: return .integer(1...10_000_000)
         case .authFailLimit: return .integer(1...1_000_000)
@@ -119,7 +121,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .host, .port, .unix, .unixMode, .dataDir, .workers, .fsync, .compactMinBytes: return false
         case .monitorPort, .monitorHost: return false
         case .monitorTimeoutMs: return true
-        case .tlsPort, .tlsHost, .tlsCert, .tlsKey, .tlsCiphers: return false
+        case .tlsPort, .tlsHost, .tlsCert, .tlsKey, .tlsCiphers, .passBudgetUs: return false
         // Read per connection when it is accepted, like the auth deadline.
         case .tlsTimeoutMs: return true
         case .logLevel, .maxLine, .maxErrors, .heartbeatMs, .maxPending, .slowConsumer: return true

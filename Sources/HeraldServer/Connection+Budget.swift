@@ -5,16 +5,14 @@ import CLibUV
 /// Why: libuv hands a readable connection up to 32 reads of 64 KiB in a row, and every line
 /// of each was handled at once, so one client pipelining cheap but numerous ops (400,000
 /// `declare`s, a million `lock`s over ten connections) held the loop for everyone for as long
-/// as its flood took (issue 12). Past `passBudgetNs` (1 ms) of its own lines in one pass, a
+/// as its flood took (issue 12). Past `pass_budget_us` (default 1 ms: ten flooding connections then cost
+/// another client's round trip about 10-20 ms; 0 turns it off) of its own lines in one pass, a
 /// connection stops reading and holds the rest of its read (at most one read buffer); the
 /// worker hands it another budget in the next pass (`Worker.yielded`), after every other
 /// connection's reads of that pass. The clock is read once per 32 lines, so a steady
 /// publisher pays a few nanoseconds per line; a 64 KiB read of small publishes takes well
 /// under the budget and is never split.
 extension Connection {
-    /// The time one connection's lines may take in one loop pass, in nanoseconds (1 ms: ten flooding
-    /// connections then cost another client's round trip about 10-20 ms).
-    static let passBudgetNs: UInt64 = 1_000_000
     /// Lines between two looks at the clock.
     static let linesPerClockRead = 32
 
@@ -27,6 +25,7 @@ extension Connection {
         }
         budgetLines += 1
         guard budgetLines % Connection.linesPerClockRead == 0 else { return false }
-        return uv_hrtime() &- budgetStart > Connection.passBudgetNs
+        let budget = worker.server.passBudgetNs
+        return budget > 0 && uv_hrtime() &- budgetStart > budget
     }
 }

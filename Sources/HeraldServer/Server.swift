@@ -46,6 +46,8 @@ public final class Server {
     /// `tls_timeout_ms` for connections accepted from now on; live on SIGHUP, so written and
     /// read under the broker lock like `isStopping`.
     var tlsTimeoutMs: Int
+    /// `pass_budget_us` in ns (0: no limit); fixed at start, read by every loop.
+    let passBudgetNs: UInt64
 
     /// How long shutdown waits for clients to take their last bytes.
     static let shutdownGraceMs = 3_000
@@ -62,6 +64,7 @@ public final class Server {
         self.config = config
         self.tlsContext = tls
         self.tlsTimeoutMs = config.tlsTimeoutMs
+        self.passBudgetNs = UInt64(config.passBudgetUs) * 1_000
         self.recovered = recovered
         self.logger = logger
         self.reload = reload

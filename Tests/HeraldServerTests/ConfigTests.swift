@@ -215,6 +215,20 @@ private func errorMessage(_ text: String) -> String? {
                                     "max_pending_total", "auth", "auth_timeout_ms", "auth_max_line", "tls_timeout_ms",
                                     "max_unauthenticated", "auth_fail_limit", "auth_fail_window_ms", "auth_block_ms",
                                     "user_limits"])
-        #expect(Config.allKeys.count == 46)
+        #expect(Config.allKeys.count == 47)
+    }
+}
+
+/// `pass_budget_us` (issue 12): the per-connection line budget per loop pass.
+@Suite struct PassBudgetConfigTests {
+    @Test func passBudgetDefaultsToOneMillisecondAndZeroTurnsItOff() throws {
+        #expect(Config().passBudgetUs == 1_000)
+        #expect(try decode("{ pass_budget_us: 0 }").passBudgetUs == 0)
+        #expect(try decode("{ pass_budget_us: 250 }").passBudgetUs == 250)
+    }
+
+    @Test(arguments: ["-1", "2000000", "\"fast\""])
+    func passBudgetOutOfRangeIsAStartupErrorNamingTheKey(value: String) {
+        #expect(errorMessage("{ pass_budget_us: \(value) }")?.contains("pass_budget_us") == true)
     }
 }
