@@ -62,7 +62,7 @@ extension Broker {
             if op == .hello || op == .ping { return }
             throw HeraldError(.authRequired, "authenticate first: {\"op\":\"hello\",\"token\":…}")
         }
-        guard let user = session.user else { return }
+        guard session.hasUser, let user = session.user else { return }
         try checkPermission(op, of: user)
     }
 

@@ -58,7 +58,12 @@ public final class Session {
     /// Auth (`Broker+Auth.swift`): whether the connection may use more than hello and ping.
     public internal(set) var isAuthenticated = true
     /// The user its token belongs to; nil when auth is off (then nothing is restricted).
-    public internal(set) var user: AuthUser?
+    public internal(set) var user: AuthUser? {
+        didSet { hasUser = user != nil }
+    }
+    /// `user != nil`, kept as a flag: reading the optional `AuthUser` copies the whole struct
+    /// (a `memcpy` per request), and every op asks whether there is one.
+    private(set) var hasUser = false
     /// The token it presented, kept to check it again when SIGHUP changes the users.
     var presentedToken: [UInt8]?
     /// A `hello` parked until its token is verified off the loop (`PendingVerification`).

@@ -17,14 +17,18 @@ extension Connection {
     static let linesPerClockRead = 32
 
     /// Called after each line by the framer: whether this pass's budget is spent.
+    ///
+    /// Per line it costs an increment and a mask; every 32nd line it looks at the pass
+    /// number (a new pass starts a new budget) and the clock.
     func hasSpentBudget() -> Bool {
-        if budgetPass != worker.pass {
-            budgetPass = worker.pass
-            budgetLines = 0
+        budgetLines &+= 1
+        guard budgetLines & (Connection.linesPerClockRead - 1) == 0 else { return false }
+        let pass = worker.pass
+        if budgetPass != pass {
+            budgetPass = pass
             budgetStart = uv_hrtime()
+            return false
         }
-        budgetLines += 1
-        guard budgetLines % Connection.linesPerClockRead == 0 else { return false }
         let budget = worker.server.passBudgetNs
         return budget > 0 && uv_hrtime() &- budgetStart > budget
     }
