@@ -32,7 +32,7 @@ extension Broker {
             .sorted { $0.pendingBytes > $1.pendingBytes }
         for session in heaviest {
             guard pendingTotal > config.maxPendingTotal else { break }
-            disconnectSlowConsumer(session)
+            disconnectSlowConsumer(session, cap: .daemon)
             accountPending(of: session)
         }
     }
@@ -64,7 +64,7 @@ extension Broker {
             for session in sessionsOfUser.sorted(by: { $0.pendingBytes > $1.pendingBytes }) {
                 guard total > limit else { break }
                 let before = session.pendingBytes
-                disconnectSlowConsumer(session)
+                disconnectSlowConsumer(session, cap: .user(limit))
                 total -= before - session.pendingBytes
             }
         }

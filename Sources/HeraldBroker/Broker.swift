@@ -211,14 +211,25 @@ public final class Broker {
 
     /// Drops a session that fell behind: queued events go, an error frame is queued, and
     /// the connection closes once that is written.
-    func disconnectSlowConsumer(_ session: Session) {
+    /// - Parameter cap: which bound it passed, for the message (`max_pending` unless a
+    ///   daemon-wide or per-user share cut it).
+    func disconnectSlowConsumer(_ session: Session, cap: SlowConsumerCap = .perConnection) {
         guard !session.closeAfterFlush else { return }
         stats.slowConsumers += 1
         queueSlowConsumerEvent(session)
         session.outbound.removeAll()
         session.barriers.removeAll()
-        session.outbound.appendRaw(#"{"error":"slow_consumer","message":"outbound queue passed max_pending ("#)
-        session.outbound.appendInt(config.maxPending)
+        switch cap {
+        case .perConnection:
+            session.outbound.appendRaw(#"{"error":"slow_consumer","message":"outbound queue passed max_pending ("#)
+            session.outbound.appendInt(config.maxPending)
+        case .daemon:
+            session.outbound.appendRaw(#"{"error":"slow_consumer","message":"this connection held the most output when the daemon's passed max_pending_total ("#)
+            session.outbound.appendInt(config.maxPendingTotal)
+        case .user(let limit):
+            session.outbound.appendRaw(#"{"error":"slow_consumer","message":"this user's output passed user_limits.pending_bytes ("#)
+            session.outbound.appendInt(limit)
+        }
         session.outbound.appendRaw(#" bytes); closing"}"#)
         session.outbound.append(UInt8(ascii: "\n"))
         close(session, now: session.lastHeard)
@@ -246,4 +257,14 @@ struct RequestContext {
     var opRaw: UnsafeRawBufferPointer?
     /// The raw `rid` JSON value, when given.
     var ridRaw: UnsafeRawBufferPointer?
+}
+
+/// Which bound a slow consumer passed, named in its `slow_consumer` message.
+enum SlowConsumerCap {
+    /// Its own queue passed `max_pending`.
+    case perConnection
+    /// The daemon's total passed `max_pending_total` and it held the most.
+    case daemon
+    /// Its user's connections passed `user_limits.pending_bytes` (the figure).
+    case user(Int)
 }
