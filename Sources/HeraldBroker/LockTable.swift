@@ -167,13 +167,6 @@ final class LockTable {
         generation += 1
     }
 
-    /// Releases everything a connection holds. - Returns: the released locks.
-    func removeAll(ownedBy owner: ConnectionID) -> [Lock] {
-        guard let owned = byOwner[owner] else { return [] }
-        for lock in owned { remove(lock) }
-        return Array(owned)
-    }
-
     /// Whether any lock names this subscription (so the delivery check must look closer).
     func names(_ key: SubscriptionKey) -> Bool {
         bySubscription[key] != nil

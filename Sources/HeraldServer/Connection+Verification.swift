@@ -114,25 +114,4 @@ extension Connection {
         }
         return nextStep(broker)
     }
-
-    /// The peer's IP address as text (`127.0.0.1`, `::1`), without the port: failed
-    /// `hello`s are counted per address. Empty when the kernel cannot say.
-    static func peerAddress(of tcp: UnsafeMutablePointer<uv_tcp_t>) -> [UInt8] {
-        var storage = sockaddr_storage()
-        var length = Int32(MemoryLayout<sockaddr_storage>.size)
-        let status = withUnsafeMutablePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { uv_tcp_getpeername(tcp, $0, &length) }
-        }
-        guard status == 0 else { return [] }
-        var text = [CChar](repeating: 0, count: 64)
-        let isIPv6 = Int32(storage.ss_family) == AF_INET6
-        let named: Int32 = withUnsafePointer(to: &storage) { pointer in
-            if isIPv6 {
-                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { uv_ip6_name($0, &text, text.count) }
-            }
-            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { uv_ip4_name($0, &text, text.count) }
-        }
-        guard named == 0 else { return [] }
-        return text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
-    }
 }
