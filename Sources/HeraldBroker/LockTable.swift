@@ -135,15 +135,8 @@ final class LockTable {
     @discardableResult
     func remove(_ lock: Lock) -> Bool {
         guard byOwner[lock.owner]?.remove(lock) != nil else { return false }
-        count -= 1
         if byOwner[lock.owner]?.isEmpty == true { byOwner[lock.owner] = nil }
-        if let key = lock.subscription {
-            bySubscription[key]?.remove(lock.pattern)
-            if bySubscription[key]?.isEmpty == true { bySubscription[key] = nil }
-        } else {
-            channelWide.remove(lock.pattern)
-        }
-        generation += 1
+        releaseDetached(lock)
         return true
     }
 
@@ -155,7 +148,8 @@ final class LockTable {
         byOwner.removeValue(forKey: owner) ?? []
     }
 
-    /// Releases one lock `detachAll` took out of its owner set.
+    /// Releases one lock out of the delivery indexes; its owner set no longer holds it
+    /// (`remove` took it out, or `detachAll` took them all).
     func releaseDetached(_ lock: Lock) {
         count -= 1
         if let key = lock.subscription {

@@ -62,13 +62,8 @@ extension TestClient {
         let daemon = try DaemonProcess(config: "max_pending: 65536")
         let slow = try daemon.client()
         let peer = "peer=127.0.0.1:" + String(slow.localPort)
-        _ = try slow.request(#"{"op":"sub","ch":"flood"}"#)
         let publisher = try daemon.client()
-        let payload = String(repeating: "y", count: 4000)
-        for n in 0..<3000 { publisher.send(#"{"op":"pub","ch":"flood","data":"\#(payload)","rid":\#(n)}"#) }
-        var receipts = 0
-        while receipts < 3000, (try? publisher.frame(timeout: 10))?["ok"] != nil { receipts += 1 }
-        #expect(receipts == 3000)
+        #expect(try floodPastMaxPending(subscriber: slow, publisher: publisher) == 3000)
         #expect(daemon.waitForLog("warn", "slow consumer disconnected", peer, "reason=slow_consumer"),
                 "\(daemon.log.joined(separator: "\n"))")
     }
