@@ -10,7 +10,7 @@ extension Broker {
     ///   - now: the monotonic clock in ms.
     ///   - closeGraceMs: how long a requested close may wait for its bytes to drain.
     /// - Returns: sessions the server should close now, flushed or not.
-    public func tick(now: Int, closeGraceMs: Int = 2_000) -> [Session] {
+    public func tick(now: Int, closeGraceMs: Int = 2_000, isOverBudget: () -> Bool = { false }) -> [Session] {
         fireDeadlines(now: now)
         var overdue: [Session] = []
         let interval = config.heartbeatMs
@@ -36,8 +36,8 @@ extension Broker {
         }
         enforcePendingPerUser()
         recountPending()
-        sweepTombstones()
-        sweepChannelRecords()
+        sweepTombstones(isOverBudget: isOverBudget)
+        sweepChannelRecords(isOverBudget: isOverBudget)
         flushSystemEvents()
         return overdue
     }

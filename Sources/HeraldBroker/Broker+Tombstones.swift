@@ -31,9 +31,10 @@ extension Broker {
     /// Collects the tombstones that may go, visiting at most `budget` candidates per call
     /// (each once: the ones that must wait go to the back for a later tick), so a million
     /// deletions are spread over ticks and never stall the loop.
-    func sweepTombstones(budget: Int = Broker.tombstoneBudget) {
+    func sweepTombstones(budget: Int = Broker.tombstoneBudget, isOverBudget: () -> Bool = { false }) {
         var waiting: [TombstoneCandidate] = []
-        for _ in 0..<min(budget, retention.tombstones.count) {
+        for visit in 0..<min(budget, retention.tombstones.count) {
+            if visit % Broker.itemsPerClockRead == Broker.itemsPerClockRead - 1 && isOverBudget() { break }
             guard let candidate = retention.tombstones.popFirst() else { break }
             guard let state = store.state(of: candidate.name), !state.hasContent, state.rev == candidate.rev else {
                 continue  // changed since; a later `del` queued its own candidate

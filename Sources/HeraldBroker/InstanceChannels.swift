@@ -17,7 +17,7 @@ final class InstanceChannels {
     }
 
     /// One owner's current claims in declaration order; removed ones leave a nil slot.
-    private struct OwnedNames {
+    struct OwnedNames {
         var order: [[UInt8]?] = []
         var position = NameTable<Int>()
 
@@ -35,6 +35,19 @@ final class InstanceChannels {
         }
 
         var names: [[UInt8]] { order.compactMap { $0 } }
+
+        /// How many slots (names and holes) `takeNext` goes through.
+        var slots: Int { order.count }
+
+        /// Hands out the name in slot `at` (nil for a hole) and empties the slot; every
+        /// 64th of the way it frees one shard of the position table too, so an owner of
+        /// 400,000 names is freed a slice at a time, never in one go (issue 12).
+        mutating func take(at: Int) -> [UInt8]? {
+            let name = order[at]
+            order[at] = nil
+            if at % Swift.max(1, order.count / 64) == 0 { position.dropOneShard() }
+            return name
+        }
 
         private mutating func compact() {
             order = order.compactMap { $0 }
@@ -84,18 +97,19 @@ final class InstanceChannels {
     }
 
     /// Ends every claim of `owner` at once; `leaving` forgets the owner too.
-    /// - Returns: the names it owned, in declaration order, for the caller to finish removing
-    ///   (each with `forgetStaleClaim`).
-    func releaseAll(of owner: ConnectionID, leaving: Bool) -> [[UInt8]] {
+    /// - Returns: the names it owned, in declaration order (`OwnedNames.take(at:)`, nil slots
+    ///   skipped), for the caller to finish removing (each with `forgetStaleClaim`); moved,
+    ///   not copied, so this costs O(1) whatever the owner held.
+    func releaseAll(of owner: ConnectionID, leaving: Bool) -> OwnedNames? {
         let owned = byOwner.removeValue(forKey: owner)
         if leaving {
             generations[owner] = nil
         } else if owned != nil {
             generations[owner, default: 0] += 1
         }
-        guard let owned else { return [] }
+        guard let owned else { return nil }
         count -= owned.count
-        return owned.names
+        return owned
     }
 
     /// Drops `name`'s claim if it is a stale one of `owner` (ended by `releaseAll`).

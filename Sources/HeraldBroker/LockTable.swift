@@ -91,8 +91,9 @@ struct Lock: Hashable {
 final class LockTable {
     /// Each owner's locks. There is no daemon-wide set of locks: a lock names its owner, so
     /// the owner's set answers "is it held?", and no table grows past one connection's
-    /// `max_locks` (a set of a million locks stalled the loop for its rehash while growing).
-    private var byOwner: [ConnectionID: Set<Lock>] = [:]
+    /// `max_locks` (a set of a million locks stalled the loop for its rehash while growing),
+    /// and each owner's set is sharded, so not even one connection's set grows in one go.
+    private var byOwner: [ConnectionID: ShardedSet<Lock>] = [:]
     /// Patterns of the locks covering every subscription.
     private var channelWide = PatternSet()
     /// Patterns (nil: every channel) of the locks naming one subscription.
@@ -112,7 +113,7 @@ final class LockTable {
     func count(ownedBy owner: ConnectionID) -> Int { byOwner[owner]?.count ?? 0 }
 
     /// The locks a connection holds, in no particular order.
-    func owned(by owner: ConnectionID) -> [Lock] { byOwner[owner].map(Array.init) ?? [] }
+    func owned(by owner: ConnectionID) -> [Lock] { byOwner[owner]?.elements ?? [] }
 
     /// Whether exactly this lock is held.
     func holds(_ lock: Lock) -> Bool { byOwner[lock.owner]?.contains(lock) ?? false }
@@ -120,7 +121,7 @@ final class LockTable {
     /// Takes a lock. - Returns: false when the owner already held it.
     @discardableResult
     func add(_ lock: Lock) -> Bool {
-        guard byOwner[lock.owner, default: []].insert(lock).inserted else { return false }
+        guard byOwner[lock.owner, default: ShardedSet()].insert(lock) else { return false }
         count += 1
         if let key = lock.subscription {
             bySubscription[key, default: PatternSet()].insert(lock.pattern)
@@ -134,7 +135,7 @@ final class LockTable {
     /// Releases a lock. - Returns: false when it was not held.
     @discardableResult
     func remove(_ lock: Lock) -> Bool {
-        guard byOwner[lock.owner]?.remove(lock) != nil else { return false }
+        guard byOwner[lock.owner]?.remove(lock) == true else { return false }
         if byOwner[lock.owner]?.isEmpty == true { byOwner[lock.owner] = nil }
         releaseDetached(lock)
         return true
@@ -143,9 +144,10 @@ final class LockTable {
     /// Takes a departing connection's locks out of its owner set in O(1); they keep
     /// suppressing deliveries until each is released with `releaseDetached`, a slice per
     /// loop pass (`Broker+Teardown.swift`).
-    /// - Returns: the detached locks.
-    func detachAll(ownedBy owner: ConnectionID) -> Set<Lock> {
-        byOwner.removeValue(forKey: owner) ?? []
+    /// - Returns: the detached locks, shard by shard.
+    func detachAll(ownedBy owner: ConnectionID) -> [Set<Lock>] {
+        guard var owned = byOwner.removeValue(forKey: owner) else { return [] }
+        return owned.takeShards()
     }
 
     /// Releases one lock out of the delivery indexes; its owner set no longer holds it

@@ -7,6 +7,12 @@
 /// Split 64 ways, each growth moves at most a 64th of the names. Keys are hashed with one
 /// `combine(bytes:)` (`ChannelKey`) rather than byte by byte, and the shard is picked with
 /// FNV-1a over the same bytes.
+///
+/// Shards filled evenly would all pass a power of two together, so a large shard grows a
+/// little early, at a point of its own between half and all of its capacity
+/// (`ShardGrowth`): the 64 rehashes of one doubling then fall on 64 different inserts
+/// spread over the octave, rather than on a run of consecutive ones (at 800,000 names that
+/// run cost 3.5 ms per insert for 200 ms).
 struct NameTable<Value> {
     private static var shardCount: Int { 64 }
     private var shards: [[ChannelKey: Value]] = Array(repeating: [:], count: 64)
@@ -29,7 +35,12 @@ struct NameTable<Value> {
             let shard = Self.shard(of: name)
             let key = ChannelKey(name)
             if let newValue {
-                if shards[shard].updateValue(newValue, forKey: key) == nil { count += 1 }
+                if shards[shard].updateValue(newValue, forKey: key) == nil {
+                    count += 1
+                    if ShardGrowth.isDue(count: shards[shard].count, capacity: shards[shard].capacity, shard: shard) {
+                        shards[shard].reserveCapacity(shards[shard].capacity + 1)
+                    }
+                }
             } else if shards[shard].removeValue(forKey: key) != nil {
                 count -= 1
             }
@@ -42,6 +53,14 @@ struct NameTable<Value> {
         let removed = shards[Self.shard(of: name)].removeValue(forKey: ChannelKey(name))
         if removed != nil { count -= 1 }
         return removed
+    }
+
+    /// Empties the last shard that holds anything (freeing its entries), for an owner that
+    /// drops a large table a 64th at a time.
+    mutating func dropOneShard() {
+        guard let last = shards.lastIndex(where: { !$0.isEmpty }) else { return }
+        count -= shards[last].count
+        shards[last] = [:]
     }
 
     /// Every name, in no particular order.

@@ -56,6 +56,10 @@ final class Connection {
     var budgetPass = -1
     var budgetStart: UInt64 = 0
     var budgetLines = 0
+    /// When the budget last looked at the clock, and how many lines it lets pass between
+    /// two looks (`Connection+Budget.swift`).
+    var budgetLastLook: UInt64 = 0
+    var budgetStride = Connection.maxBudgetStride
 
     /// Buffers past this capacity are released once empty, so one burst does not pin memory.
     private static let retainedCapacity = 1 << 20

@@ -42,6 +42,12 @@ final class Worker: @unchecked Sendable {
     private var yieldedConnections: [ConnectionID: Connection] = [:]
     /// Counts loop passes (one per `flushDirty`), for the per-pass line budget.
     private(set) var pass = 0
+    /// This pass's line budget per connection: `pass_budget_us` shared by the connections
+    /// that spent theirs in the pass before (`resumeYielded`), so ten flooding connections
+    /// together take about one budget per pass, not ten, and a pass stays short for everyone
+    /// else (a ping waits for the rest of the pass it arrives in and the end of the pass it
+    /// is answered in: with ten budgets per pass that was 20-30 ms).
+    private(set) var connectionBudgetNs: UInt64 = 0
     /// Whether the broker had teardown left after this loop's last slice.
     private var hasTeardown = false
     private let inbox: UnsafeMutablePointer<uv_async_t>
@@ -55,6 +61,7 @@ final class Worker: @unchecked Sendable {
         self.index = index
         self.server = server
         self.shared = shared
+        connectionBudgetNs = server.passBudgetNs
         loop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
         let status = uv_loop_init(loop)
         guard status == 0 else {
@@ -143,7 +150,11 @@ final class Worker: @unchecked Sendable {
         var moreTeardown = false
         shared.withLock { broker in
             if broker.hasDeferredWork {
-                broker.continueDeferredWork()
+                // A quarter of the pass budget: teardown is background work for a client
+                // that left, and an idle loop passes often enough to finish it quickly.
+                let start = uv_hrtime()
+                let budget = server.passBudgetNs / 4
+                broker.continueDeferredWork(isOverBudget: { budget > 0 && uv_hrtime() &- start > budget })
                 moreTeardown = broker.hasDeferredWork
             }
             server.drainStateRecords(broker)
@@ -186,6 +197,7 @@ final class Worker: @unchecked Sendable {
 
     /// Gives every connection that yielded in an earlier pass its next budget.
     private func resumeYielded() {
+        connectionBudgetNs = server.passBudgetNs / UInt64(max(1, yieldedConnections.count))
         guard !yieldedConnections.isEmpty else {
             if !hasTeardown { uv_idle_stop(yieldIdle) }
             return
@@ -276,3 +288,4 @@ final class Worker: @unchecked Sendable {
         }
     }
 }
+

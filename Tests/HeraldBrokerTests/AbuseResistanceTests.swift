@@ -313,3 +313,100 @@ import HeraldWire
         #expect(harness.broker.locks.count == 0 && !harness.broker.hasDeferredWork)
     }
 }
+
+@Suite struct PassBudgetTests {
+    @Test func deferredRemovalsStopWhenThePassClockSaysSoAndResumeWhereTheyStopped() {
+        let harness = BrokerHarness()
+        let owner = harness.connect()
+        let count = Broker.inlineRemovals + 1_000
+        for n in 0..<count { harness.send(owner, #"{"op":"declare","ch":"t.\#(n)"}"#) }
+        _ = harness.frames(owner)
+        harness.broker.disconnect(owner)
+        var asked = 0
+        harness.broker.continueDeferredWork(isOverBudget: {
+            asked += 1
+            return true
+        })
+        #expect(asked >= 1)
+        let left = harness.broker.clientChannelCount
+        #expect(left == 1_000 - (Broker.itemsPerClockRead - 1), "stops at the first look at the clock")
+        while harness.broker.hasDeferredWork { harness.broker.continueDeferredWork() }
+        #expect(harness.broker.clientChannelCount == 0 && harness.broker.instances.count == 0)
+    }
+
+    @Test func lockReleasesStopWhenThePassClockSaysSo() {
+        let harness = BrokerHarness()
+        let locker = harness.connect()
+        let count = Broker.inlineLockReleases + 1_000
+        for n in 0..<count { harness.send(locker, #"{"op":"lock","ch":"l.\#(n)"}"#) }
+        _ = harness.frames(locker)
+        harness.broker.disconnect(locker)
+        harness.broker.continueDeferredWork(isOverBudget: { true })
+        #expect(harness.broker.locks.count == 1_000 - Broker.itemsPerClockRead)
+        while harness.broker.hasDeferredWork { harness.broker.continueDeferredWork() }
+        #expect(harness.broker.locks.count == 0)
+    }
+
+    @Test func theChannelSweepStopsAtThePassClockAndVisitsEveryRecordOverLaterTicks() {
+        var config = BrokerConfig(epoch: "e")
+        config.history = 0
+        let harness = BrokerHarness(config)
+        let publisher = harness.connect()
+        let count = 1_000
+        for n in 0..<count { harness.send(publisher, #"{"op":"pub","ch":"idle.\#(n)"}"#) }
+        #expect(harness.broker.clientChannelCount == count)
+        harness.broker.sweepChannelRecords(isOverBudget: { true })
+        let first = count - harness.broker.clientChannelCount
+        #expect(first <= Broker.itemsPerClockRead - 1, "stopped at the first look at the clock")
+        var ticks = 1
+        while harness.broker.clientChannelCount > 0 && ticks < 100 {
+            harness.broker.sweepChannelRecords(isOverBudget: { true })
+            ticks += 1
+        }
+        #expect(harness.broker.clientChannelCount == 0, "the cursor goes on where it stopped")
+        #expect(ticks >= count / (Broker.itemsPerClockRead - 1))
+    }
+}
+
+@Suite struct ShardedTableTests {
+    @Test func aShardedSetHoldsEachElementOnceAndHandsItsShardsOver() {
+        var set = ShardedSet<Int>()
+        var inserted = 0
+        for n in 0..<10_000 where set.insert(n) { inserted += 1 }
+        let again = set.insert(42)
+        #expect(inserted == 10_000 && !again && set.count == 10_000)
+        let removed = set.remove(42)
+        let removedAgain = set.remove(42)
+        #expect(removed && !removedAgain && !set.contains(42) && set.contains(43))
+        #expect(Set(set.elements) == Set((0..<10_000).filter { $0 != 42 }))
+        let shards = set.takeShards()
+        let elements = set.elements
+        #expect(shards.count > 1 && shards.reduce(0) { $0 + $1.count } == 9_999)
+        #expect(set.isEmpty && elements.isEmpty)
+    }
+
+    @Test func largeShardsGrowAtPointsSpreadOverTheOctave() {
+        let capacity = 12_288
+        let points = (0..<64).map { shard in
+            (capacity / 2...capacity).first { ShardGrowth.isDue(count: $0, capacity: capacity, shard: shard) } ?? -1
+        }
+        #expect(points.allSatisfy { $0 > capacity / 2 && $0 <= capacity })
+        #expect(Set(points).count == 64, "every shard at a count of its own")
+        #expect(points == points.sorted())
+        #expect(!ShardGrowth.isDue(count: 800, capacity: 800, shard: 0), "small shards grow only when full")
+    }
+
+    @Test func aNameTableGrowingPastTheStaggerPointsKeepsEveryName() {
+        var table = NameTable<Int>()
+        let count = 200_000
+        for n in 0..<count { table[Array("n.\(n)".utf8)] = n }
+        #expect(table.count == count)
+        #expect((0..<count).allSatisfy { table[Array("n.\($0)".utf8)] == $0 })
+        var dropped = 0
+        while table.count > 0 && dropped < 100 {
+            table.dropOneShard()
+            dropped += 1
+        }
+        #expect(dropped == 64 && table.isEmpty)
+    }
+}
