@@ -68,3 +68,13 @@ extension TestClient {
                 "\(daemon.log.joined(separator: "\n"))")
     }
 }
+
+/// The HTTP monitor's request lines name the peer too.
+@Suite struct MonitorLogTests {
+    @Test func monitorRequestLinesCarryThePeerAddress() throws {
+        let daemon = try DaemonProcess(config: #"monitor_port: 0, log_level: "debug","#)
+        let port = try daemon.monitorPort()
+        #expect(try HTTPTestClient.request("GET", "/healthz", port: port).status == 200)
+        #expect(daemon.waitForLog("http", "request=", "peer=127.0.0.1:"), "\(daemon.log.joined(separator: "\n"))")
+    }
+}

@@ -29,6 +29,8 @@ final class MonitorConnection {
     private var phase = Phase.idle
     private var openHandles = 0
     private let timeoutMs: Int
+    /// Where the connection comes from, for its log lines (`peer=…`), once accepted.
+    private(set) var peer = PeerAddress.unknown
 
     /// How long a client may keep the connection after its answer was sent.
     private static let lingerMs = 2_000
@@ -72,6 +74,7 @@ final class MonitorConnection {
             close()
             return false
         }
+        peer = PeerAddress.of(tcp: tcp)
         arm(timeoutMs)
         return startReading()
     }
@@ -207,6 +210,7 @@ final class MonitorConnection {
     }
 
     private func log(_ what: String, _ status: HTTPStatus) {
-        listener.server.logger.debug("http", ["http": "h" + String(id), "request": what, "status": status.rawValue])
+        listener.server.logger.debug("http", ["http": "h" + String(id), "peer": peer, "request": what,
+                                                      "status": status.rawValue])
     }
 }

@@ -115,7 +115,8 @@ final class MonitorListener {
             return
         }
         guard connections.count < Self.maxConnections else {
-            server.logger.warn("monitor connection refused: too many open", ["limit": Self.maxConnections])
+            server.logger.warn("monitor connection refused: too many open", ["peer": connection.peer,
+                                                                              "limit": Self.maxConnections])
             connection.close()
             return
         }
