@@ -214,8 +214,8 @@ private func errorMessage(_ text: String) -> String? {
                                     "monitor_timeout_ms", "max_locks", "max_args_bytes", "max_declared", "max_links",
                                     "max_pending_total", "auth", "auth_timeout_ms", "auth_max_line", "tls_timeout_ms",
                                     "max_unauthenticated", "auth_fail_limit", "auth_fail_window_ms", "auth_block_ms",
-                                    "user_limits"])
-        #expect(Config.allKeys.count == 47)
+                                    "user_limits", "disk_full_timeout_ms", "max_writer_queue_bytes"])
+        #expect(Config.allKeys.count == 49)
     }
 }
 
