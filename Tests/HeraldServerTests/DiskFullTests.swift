@@ -11,10 +11,13 @@ struct DiskFullTests {
     /// A 4 KiB JSON string value, more than the free part of any page the log holds.
     private static let bigValue = "\"" + String(repeating: "v", count: 4_094) + "\""
 
-    private func start(on tmpfs: SmallTmpfs, timeoutMs: Int) throws -> DaemonProcess {
-        try DaemonProcess(config: """
+    /// - Parameter timeoutMs: `disk_full_timeout_ms`, or nil for the default (so the test
+    ///   also runs against a daemon from before the key).
+    private func start(on tmpfs: SmallTmpfs, timeoutMs: Int?) throws -> DaemonProcess {
+        let timeout = timeoutMs.map { "disk_full_timeout_ms: \($0)," } ?? ""
+        return try DaemonProcess(config: """
             data_dir: "\(tmpfs.path)/data", fsync: "always", compact_min_bytes: 100000000,
-            disk_full_timeout_ms: \(timeoutMs), monitor_port: 0,
+            monitor_port: 0, \(timeout)
             """)
     }
 
@@ -109,7 +112,8 @@ struct DiskFullTests {
 
     @Test func sigtermWhileTheDiskIsFullAnswersHeldWritesWithShuttingDown() throws {
         let tmpfs = try #require(SmallTmpfs())
-        let daemon = try start(on: tmpfs, timeoutMs: 60_000)
+        // The default disk_full_timeout_ms (5 s) holds the answer past the SIGTERM at 0.5 s.
+        let daemon = try start(on: tmpfs, timeoutMs: nil)
         let client = try daemon.client()
         #expect(try client.request(set("full.c", rid: 1))["ok"] as? String == "set")
         tmpfs.fill()
