@@ -129,6 +129,49 @@ struct DiskFullTests {
         #expect(count(daemon, "stopped with state changes the data folder did not take") == 1)
     }
 
+    @Test func changesInFlightWhenTheDiskFillsAreUnconfirmedThenWrittenWhenSpaceReturns() throws {
+        let tmpfs = try #require(SmallTmpfs())
+        var daemon = try start(on: tmpfs, timeoutMs: 1_000)
+        let client = try daemon.client()
+        #expect(try client.request(set("full.d", rid: 0))["ok"] as? String == "set")
+        tmpfs.fill(leaving: 40_000)
+        // One burst: the sets of a read are applied in one pass, before the writer fails on any.
+        let total = 50
+        client.send(bytes: Array((1...total).map { set("full.d", rid: $0) }.joined(separator: "\n").utf8) + [10])
+        var unconfirmed = 0, lastRev = 1
+        for _ in 1...total {
+            let answer = try client.frame(timeout: 5)
+            if answer["ok"] as? String == "set" {
+                lastRev = try #require(answer["rev"] as? Int)
+            } else if let rev = answer["rev"] as? Int {
+                #expect(answer["error"] as? String == "unavailable")
+                #expect((answer["message"] as? String)?.contains("not confirmed") == true)
+                unconfirmed += 1
+                lastRev = rev
+            }
+        }
+        // An `ok` needs its whole batch written, so the sets of the failing batch are all
+        // unconfirmed; once the fault is known, every further set is refused, with no rev.
+        #expect(unconfirmed > 0)
+        for rid in 100..<110 {
+            let answer = try client.request(set("full.d", rid: rid))
+            #expect(answer["error"] as? String == "unavailable" && answer["rev"] == nil, "\(answer)")
+        }
+        tmpfs.free()
+        var resumed = false
+        for rid in 200..<220 where !resumed {
+            usleep(250_000)
+            resumed = try client.request(#"{"op":"set","ch":"full.e","value":1,"rid":\#(rid)}"#)["ok"] as? String == "set"
+        }
+        #expect(resumed)
+        #expect(try client.request(#"{"op":"get","ch":"full.d"}"#)["rev"] as? Int == lastRev)
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(seconds: 10) == 0)
+        daemon = try start(on: tmpfs, timeoutMs: 1_000)
+        let after = try daemon.client().request(#"{"op":"get","ch":"full.d"}"#)
+        #expect(after["rev"] as? Int == lastRev, "the unconfirmed changes were written once space returned")
+    }
+
     /// The resident set of process `pid` in bytes (`VmRSS` of `/proc/PID/status`).
     private func residentBytes(of pid: Int32) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),

@@ -46,6 +46,14 @@ final class SmallTmpfs {
         }
     }
 
+    /// Fills the file system, then gives `bytes` back (rounded to whole pages by tmpfs).
+    func fill(leaving bytes: Int) {
+        fill()
+        var status = stat()
+        guard stat(filler, &status) == 0 else { return }
+        truncate(filler, max(0, status.st_size - off_t(bytes)))
+    }
+
     /// Deletes the filler: space returns.
     func free() { unlink(filler) }
 }
