@@ -62,6 +62,8 @@ public final class StateWriter: @unchecked Sendable {
     private var abandoned = false
     /// Whether `fault` is set, read without the lock on every successful write.
     private var isFaulted = false
+    /// Set when fdatasync failed: the fault stays and nothing more is acknowledged (`sync`).
+    private var syncFailed = false
 
     /// Creates the writer for a recovered folder; `start` launches its thread.
     /// - Parameters:
@@ -190,6 +192,7 @@ public final class StateWriter: @unchecked Sendable {
         guard appendToLog(buffer) else { return }
         written = upTo
         if policy == .always && unsynced { sync() }
+        guard !syncFailed else { return }
         var wants = false
         if !snapshotRequested && logBytes > max(snapshotBytes, compactMinBytes) && Date() >= compactionBackoffUntil {
             snapshotRequested = true
@@ -253,7 +256,7 @@ public final class StateWriter: @unchecked Sendable {
 
     /// Clears a fault after a successful write, logging that writing resumed.
     private func clearFault() {
-        guard isFaulted else { return }
+        guard isFaulted, !syncFailed else { return }
         isFaulted = false
         condition.lock()
         fault = nil
@@ -282,9 +285,23 @@ public final class StateWriter: @unchecked Sendable {
                      ["unwritten_bytes": String(waiting), "dir": directory])
     }
 
+    /// fdatasyncs the log; a failure is a fault that lasts until a restart.
+    ///
+    /// Why not retry: after a failed fdatasync the kernel may have dropped the dirty pages
+    /// and reports the error once, so a second call can succeed without the data. The
+    /// writer then acknowledges nothing more and the loop refuses changes; a restart
+    /// re-reads the log and cuts what did not reach the disk.
     private func sync() {
         if fdatasync(logDescriptor) != 0 {
-            logger.error("state log fdatasync failed", ["error": String(cString: strerror(errno))])
+            let error = String(cString: strerror(errno))
+            logger.error("state log fdatasync failed; state changes are refused until heraldd restarts",
+                         ["error": error, "dir": directory])
+            syncFailed = true
+            isFaulted = true
+            condition.lock()
+            fault = "data folder not writable (fdatasync: " + error + "); restart heraldd"
+            condition.unlock()
+            notify()
         }
         unsynced = false
         lastSync = Date()
