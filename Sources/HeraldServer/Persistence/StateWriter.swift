@@ -35,7 +35,9 @@ public final class StateWriter: @unchecked Sendable {
     private var finished = false
     private var ackable = 0
     private var wantsSnapshot = false
+    /// Why the log cannot be written now, for the loop (`WriterProgress.fault`).
     private var fault: String?
+    /// Bytes of records enqueued and not yet written (`StateRecord.logBytes`).
     private var backlogBytes = 0
 
     /// How long the writer waits between attempts while the log cannot be written.
@@ -243,8 +245,9 @@ public final class StateWriter: @unchecked Sendable {
         let reason = code == ENOSPC || code == EDQUOT
             ? "data folder full" : "data folder not writable (" + String(cString: strerror(code)) + ")"
         condition.lock()
-        let isNew = fault != reason
-        fault = reason
+        // A failed fdatasync's fault says to restart; a later write error must not hide it.
+        let isNew = !syncFailed && fault != reason
+        if !syncFailed { fault = reason }
         condition.unlock()
         isFaulted = true
         if isNew {
