@@ -12,6 +12,7 @@ extension Broker {
     /// - Returns: sessions the server should close now, flushed or not.
     public func tick(now: Int, closeGraceMs: Int = 2_000, isOverBudget: () -> Bool = { false }) -> [Session] {
         fireDeadlines(now: now)
+        expireHeldAnswers(now: now)
         var overdue: [Session] = []
         let interval = config.heartbeatMs
         for session in sessions.values {
@@ -44,6 +45,7 @@ extension Broker {
 
     /// Tells every client the daemon is stopping and asks for every connection to close.
     public func shutdown(now: Int) {
+        endHeldAnswersForShutdown()
         for session in sessions.values where !session.closeAfterFlush {
             write(session) { out in
                 out.appendRaw(#"{"error":"shutting_down","message":"heraldd is stopping"}"#)

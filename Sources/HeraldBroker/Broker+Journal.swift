@@ -18,6 +18,8 @@ struct Retention {
     var nextStamp = 0
     /// Tombstones waiting to be collected (`Broker+Tombstones.swift`).
     var tombstones = TombstoneQueue()
+    /// Whether changes may be applied now (`Broker+DataFolder.swift`).
+    var gate = DataFolderGate()
 }
 
 extension Broker {
@@ -50,6 +52,9 @@ extension Broker {
         guard !retention.pendingRecords.isEmpty else { return }
         let records = retention.pendingRecords
         retention.pendingRecords.removeAll(keepingCapacity: true)
+        // The server reports the writer's total right after, in `dataFolderReport`.
+        retention.gate.writerBytes += retention.gate.pendingBytes
+        retention.gate.pendingBytes = 0
         body(records, retention.lastPosition)
     }
 
@@ -73,8 +78,10 @@ extension Broker {
     ///   - record: the change.
     ///   - session: the connection whose request it is; its user is charged.
     /// - Returns: the record's log position (0 when not journaling).
-    /// - Throws: `limit` when a bound refuses it; nothing changed then.
+    /// - Throws: `unavailable` when the data folder cannot take it, `limit` when a bound
+    ///   refuses it; nothing changed then.
     func commit(_ record: StateRecord, by session: Session) throws(HeraldError) -> Int {
+        try admitToJournal(record)
         var contentBytes = 0
         let outcome = store.apply(record, limits: config.stateLimits) { bytes in
             contentBytes = bytes
@@ -98,6 +105,7 @@ extension Broker {
     func journal(_ record: StateRecord) -> Int {
         guard config.journaling else { return 0 }
         retention.pendingRecords.append(record)
+        retention.gate.pendingBytes += record.logBytes
         retention.lastPosition += 1
         return retention.lastPosition
     }
@@ -106,7 +114,7 @@ extension Broker {
     func acknowledge(_ session: Session, _ op: Op, position: Int, _ fields: (inout [UInt8]) -> Void) {
         if position > 0 && !session.closeAfterFlush {
             if session.barriers.isEmpty { retention.heldSessions.append(session) }
-            session.holdOutput(until: position)
+            session.holdOutput(until: position, deadline: lastNow + config.diskFullTimeoutMs)
         }
         answer(session, op, fields)
     }

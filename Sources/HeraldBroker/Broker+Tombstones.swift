@@ -32,6 +32,8 @@ extension Broker {
     /// (each once: the ones that must wait go to the back for a later tick), so a million
     /// deletions are spread over ticks and never stall the loop.
     func sweepTombstones(budget: Int = Broker.tombstoneBudget, isOverBudget: () -> Bool = { false }) {
+        // Collecting journals a record; while the folder cannot take it, wait.
+        guard mayJournalHousekeeping else { return }
         var waiting: [TombstoneCandidate] = []
         for visit in 0..<min(budget, retention.tombstones.count) {
             if visit % Broker.itemsPerClockRead == Broker.itemsPerClockRead - 1 && isOverBudget() { break }

@@ -57,6 +57,12 @@ public struct BrokerConfig: Sendable, Equatable {
     /// Whether state changes are persisted: then the broker emits `StateRecord`s and holds
     /// each state op's `ok` until the server reports its record durable. Fixed at start.
     public var journaling = false
+    /// How long a state op's `ok` may wait for its record to be written before the answer
+    /// becomes `unavailable` (`disk_full_timeout_ms`).
+    public var diskFullTimeoutMs = 5_000
+    /// Bytes of state records the writer may hold unwritten (`max_writer_queue_bytes`); a
+    /// change that would pass it is refused with `unavailable`.
+    public var maxWriterQueueBytes = 64 << 20
 
     /// Creates a configuration; the defaults are the protocol's.
     public init(

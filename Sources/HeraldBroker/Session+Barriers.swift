@@ -5,6 +5,8 @@ struct OutputBarrier {
     var offset: Int
     /// The log position of the record that must be durable first.
     var position: Int
+    /// When the answer gives up waiting (monotonic ms): `disk_full_timeout_ms` after the op.
+    var deadline: Int
 }
 
 extension Session {
@@ -28,8 +30,11 @@ extension Session {
     }
 
     /// Holds everything queued from now on until `position` is durable.
-    func holdOutput(until position: Int) {
-        barriers.append(OutputBarrier(offset: outbound.count, position: position))
+    /// - Parameters:
+    ///   - position: the log position of the op's record.
+    ///   - deadline: when the held `ok` turns into an error instead (`failBarriers`).
+    func holdOutput(until position: Int, deadline: Int) {
+        barriers.append(OutputBarrier(offset: outbound.count, position: position, deadline: deadline))
     }
 
     /// Drops the barriers whose records are durable.
@@ -41,5 +46,40 @@ extension Session {
         guard released > 0 else { return false }
         barriers.removeFirst(released)
         return true
+    }
+}
+
+extension Session {
+    /// The start every held answer has: `acknowledge` holds right before queuing `{"ok":…`.
+    private static let okOpening = Array(#"{"ok":"#.utf8)
+
+    /// Turns held `ok` answers into errors and releases them: the front barriers whose
+    /// deadline is at or before `now` (all of them for `Int.max`).
+    ///
+    /// The answer is rewritten in place, `{"ok":"set",…` becoming `opening` + `"set",…`, so
+    /// the error keeps the op, the `rid` and the `rev` the change has in memory, and no
+    /// barrier needs to keep a copy of anything to build it.
+    /// - Parameters:
+    ///   - now: the monotonic clock in ms.
+    ///   - opening: `{"error":CODE,"message":M,"op":`.
+    /// - Returns: whether any answer was released.
+    func failBarriers(dueBy now: Int, opening: [UInt8]) -> Bool {
+        var failed = 0
+        while failed < barriers.count && barriers[failed].deadline <= now { failed += 1 }
+        guard failed > 0 else { return false }
+        var shift = 0
+        for k in 0..<failed { shift += rewriteAnswer(at: barriers[k].offset + shift, opening: opening) }
+        barriers.removeFirst(failed)
+        for k in barriers.indices { barriers[k].offset += shift }
+        return true
+    }
+
+    /// Replaces the `{"ok":` at `offset` with `opening`.
+    /// - Returns: how many bytes the queue grew by (0 when no `ok` starts there).
+    private func rewriteAnswer(at offset: Int, opening: [UInt8]) -> Int {
+        let end = offset + Self.okOpening.count
+        guard end <= outbound.count, outbound[offset..<end].elementsEqual(Self.okOpening) else { return 0 }
+        outbound.replaceSubrange(offset..<end, with: opening)
+        return opening.count - Self.okOpening.count
     }
 }

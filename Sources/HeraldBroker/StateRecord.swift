@@ -41,6 +41,23 @@ public enum StateRecord: Sendable, Equatable {
     }
 }
 
+extension StateRecord {
+    /// About the bytes the record takes in the log, framing included.
+    ///
+    /// What `max_writer_queue_bytes` counts: the writer holds a record until it is written,
+    /// so these bytes are what a stuck disk makes the daemon keep.
+    public var logBytes: Int {
+        let fixed = 8 + 13 + channel.count
+        switch self {
+        case .set(_, _, let value): return fixed + 4 + value.count
+        case .delete, .forget: return fixed
+        case .append(_, _, let element): return fixed + 4 + element.count
+        case .assign(_, _, _, let element): return fixed + 12 + element.count
+        case .splice(_, _, _, _, let insert): return fixed + 20 + insert.reduce(0) { $0 + 4 + $1.count }
+        }
+    }
+}
+
 /// The binary payload of a record in the log and the snapshot.
 ///
 /// Layout (integers little-endian): `kind u8 | rev u64 | channel length u32 | channel`, then

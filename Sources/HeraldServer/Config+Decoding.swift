@@ -101,6 +101,8 @@ extension Config: Decodable {
         authFailLimit = try reader.integer(.authFailLimit) ?? authFailLimit
         authFailWindowMs = try reader.integer(.authFailWindowMs) ?? authFailWindowMs
         authBlockMs = try reader.integer(.authBlockMs) ?? authBlockMs
+        diskFullTimeoutMs = try reader.integer(.diskFullTimeoutMs) ?? diskFullTimeoutMs
+        maxWriterQueueBytes = try reader.integer(.maxWriterQueueBytes) ?? maxWriterQueueBytes
         userLimits = try reader.userLimits() ?? userLimits
         authUsers = try reader.authUsers(limits: userLimits) ?? authUsers
     }

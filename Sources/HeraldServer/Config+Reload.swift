@@ -38,6 +38,8 @@ extension Config {
         merged.authFailWindowMs = new.authFailWindowMs
         merged.authBlockMs = new.authBlockMs
         merged.userLimits = new.userLimits
+        merged.diskFullTimeoutMs = new.diskFullTimeoutMs
+        merged.maxWriterQueueBytes = new.maxWriterQueueBytes
         return merged
     }
 

@@ -81,6 +81,12 @@ public struct Config: Equatable, Sendable {
     public var maxRetainedBytes: Int = 268_435_456
     /// Log size below which it is never compacted into a snapshot (`compact_min_bytes`).
     public var compactMinBytes: Int = 1_048_576
+    /// Milliseconds a state op's `ok` waits for its record to be written before it becomes
+    /// `unavailable` (`disk_full_timeout_ms`).
+    public var diskFullTimeoutMs: Int = 5_000
+    /// Bytes of state changes the writer may hold unwritten; past it changes are refused
+    /// with `unavailable` (`max_writer_queue_bytes`).
+    public var maxWriterQueueBytes: Int = 64 << 20
     /// TCP port of the HTTP monitor (`monitor_port`: `/healthz`, `/varz`, `/metrics`), or
     /// `nil` for none. Off by default: figures about the daemon are the operator's to expose.
     public var monitorPort: Int? = nil

@@ -50,6 +50,8 @@ enum ConfigKey: String, Sendable, CaseIterable {
     case authFailWindowMs = "auth_fail_window_ms"
     case authBlockMs = "auth_block_ms"
     case userLimits = "user_limits"
+    case diskFullTimeoutMs = "disk_full_timeout_ms"
+    case maxWriterQueueBytes = "max_writer_queue_bytes"
 
     /// Longest Unix socket path: `sun_path` is 108 bytes on Linux, one of them the NUL.
     static let maxUnixPathBytes = 107
@@ -98,6 +100,8 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .maxUnauthenticated: return .integer(1...10_000_000)
         case .authFailLimit: return .integer(1...1_000_000)
         case .authFailWindowMs, .authBlockMs: return .integer(1_000...86_400_000)
+        case .diskFullTimeoutMs: return .integer(100...3_600_000)
+        case .maxWriterQueueBytes: return .integer(1_048_576...1 << 40)
         case .userLimits:
             return .section("an object: { connections?, subscriptions?, channels?, retained_bytes?, history_bytes?, "
                 + "pending_bytes? } of positive integers")
@@ -130,6 +134,8 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .maxArgsBytes, .maxDeclared, .maxLinks, .maxPendingTotal: return true
         case .auth, .authTimeoutMs, .authMaxLine: return true
         case .maxUnauthenticated, .authFailLimit, .authFailWindowMs, .authBlockMs, .userLimits: return true
+        // Read by the broker per state op and per tick.
+        case .diskFullTimeoutMs, .maxWriterQueueBytes: return true
         }
     }
 }

@@ -17,6 +17,8 @@ extension Server {
             maxValueBytes: config.maxValueBytes, maxListLength: config.maxListLength,
             maxRetainedBytes: config.maxRetainedBytes)
         tunables.journaling = config.dataDir != nil
+        tunables.diskFullTimeoutMs = config.diskFullTimeoutMs
+        tunables.maxWriterQueueBytes = config.maxWriterQueueBytes
         tunables.maxConnections = config.maxConnections
         tunables.maxSubs = config.maxSubs
         tunables.maxChannels = config.maxChannels

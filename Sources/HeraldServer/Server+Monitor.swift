@@ -26,8 +26,11 @@ extension Server {
     /// The figures for one `/varz` or `/metrics` answer: one hold of the broker lock.
     func monitorSnapshot() -> MonitorSnapshot {
         let now = main.now
-        let (figures, stopping) = shared.withLock { broker in (broker.statsFigures(now: now), isStopping) }
+        let (figures, stopping, full) = shared.withLock { broker in
+            (broker.statsFigures(now: now), isStopping, broker.dataFolderFault != nil)
+        }
         return MonitorSnapshot(version: Version.current, isStopping: stopping, figures: figures,
-                               process: ProcessFigures.read(), wallClockMs: wallClockMilliseconds())
+                               process: ProcessFigures.read(), wallClockMs: wallClockMilliseconds(),
+                               isDataFolderFull: full)
     }
 }

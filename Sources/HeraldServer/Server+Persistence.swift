@@ -47,13 +47,19 @@ extension Server {
         broker.drainRecords { records, upTo in persistence.writer.enqueue(records, upTo: upTo) }
     }
 
-    /// Main loop: the writer made progress: release the answers it made durable, hand it a snapshot
-    /// when it asked for one.
+    /// Main loop: the writer made progress or failed to: release the answers it made
+    /// durable, pass on its fault and backlog (so the broker refuses what it cannot take and
+    /// times out held answers), hand it a snapshot when it asked for one.
+    ///
+    /// The progress is read under the broker lock, the order every enqueue takes the two
+    /// locks in, so no loop's enqueue slips between reading the backlog and reporting it.
     private func persistenceProgressed() {
         guard let persistence, !persistence.isStopped else { return }
-        let progress = persistence.writer.takeProgress()
+        let now = main.now
         shared.withLock { broker in
+            let progress = persistence.writer.takeProgress()
             broker.durable(upTo: progress.ackable)
+            broker.dataFolderReport(fault: progress.fault, writerBytes: progress.backlogBytes, now: now)
             if progress.wantsSnapshot {
                 drainStateRecords(broker)
                 persistence.writer.enqueueSnapshot(broker.store.snapshot(), revFloor: broker.store.revFloor)

@@ -22,6 +22,8 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case tooManyErrors = "too_many_errors"
     case shuttingDown = "shutting_down"
     case tooManyAttempts = "too_many_attempts"
+    /// The daemon cannot take the op now (a full data folder): nothing changed, try again later.
+    case unavailable = "unavailable"
 
     /// Whether this code counts toward `max_errors` (a run of malformed frames closes the connection).
     public var isProtocolError: Bool {

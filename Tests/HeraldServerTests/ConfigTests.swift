@@ -214,8 +214,8 @@ private func errorMessage(_ text: String) -> String? {
                                     "monitor_timeout_ms", "max_locks", "max_args_bytes", "max_declared", "max_links",
                                     "max_pending_total", "auth", "auth_timeout_ms", "auth_max_line", "tls_timeout_ms",
                                     "max_unauthenticated", "auth_fail_limit", "auth_fail_window_ms", "auth_block_ms",
-                                    "user_limits"])
-        #expect(Config.allKeys.count == 47)
+                                    "user_limits", "disk_full_timeout_ms", "max_writer_queue_bytes"])
+        #expect(Config.allKeys.count == 49)
     }
 }
 
@@ -230,5 +230,31 @@ private func errorMessage(_ text: String) -> String? {
     @Test(arguments: ["-1", "2000000", "\"fast\""])
     func passBudgetOutOfRangeIsAStartupErrorNamingTheKey(value: String) {
         #expect(errorMessage("{ pass_budget_us: \(value) }")?.contains("pass_budget_us") == true)
+    }
+}
+
+/// `disk_full_timeout_ms` and `max_writer_queue_bytes` (issue 13): defaults, range, live.
+@Suite struct DataFolderConfigTests {
+    @Test func fullDiskKeysDefaultToFiveSecondsAndSixtyFourMiB() throws {
+        #expect(Config().diskFullTimeoutMs == 5_000)
+        #expect(Config().maxWriterQueueBytes == 64 << 20)
+        let config = try decode("{ disk_full_timeout_ms: 250, max_writer_queue_bytes: 2097152 }")
+        #expect(config.diskFullTimeoutMs == 250)
+        #expect(config.maxWriterQueueBytes == 2_097_152)
+    }
+
+    @Test(arguments: ["disk_full_timeout_ms: 99", "disk_full_timeout_ms: \"5s\"", "max_writer_queue_bytes: 1000"])
+    func fullDiskValuesOutOfRangeAreAStartupErrorNamingTheKey(entry: String) {
+        let key = String(entry.prefix { $0 != ":" })
+        #expect(errorMessage("{ \(entry) }")?.contains(key) == true)
+    }
+
+    @Test func fullDiskKeysReloadLiveAndReachTheBroker() throws {
+        let fresh = try decode("{ disk_full_timeout_ms: 1000, max_writer_queue_bytes: 8388608 }")
+        let merged = Config().reloadingLive(from: fresh)
+        #expect(Config().keysNeedingRestart(for: fresh).isEmpty)
+        let tunables = Server.brokerConfig(from: merged, epoch: "e")
+        #expect(tunables.diskFullTimeoutMs == 1_000)
+        #expect(tunables.maxWriterQueueBytes == 8 << 20)
     }
 }

@@ -85,6 +85,9 @@ enum MetricsRenderer {
         out.append(contentsOf: "\"} 1\n".utf8)
         header(&out, "herald_shutting_down", .gauge, "1 once shutdown has begun, else 0.")
         sample(&out, "herald_shutting_down", snapshot.isStopping ? "1" : "0")
+        header(&out, "herald_data_folder_full", .gauge,
+               "1 while the data folder cannot take state changes (they are refused with unavailable), else 0.")
+        sample(&out, "herald_data_folder_full", snapshot.isDataFolderFull ? "1" : "0")
         let known = Dictionary(metrics.map { ($0.figure, $0) }, uniquingKeysWith: { first, _ in first })
         for figure in snapshot.figures {
             let metric = known[figure.name] ?? Metric(

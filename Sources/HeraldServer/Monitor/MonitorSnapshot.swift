@@ -15,6 +15,8 @@ struct MonitorSnapshot: Sendable, Equatable {
     var process: ProcessFigures?
     /// Wall-clock time of the snapshot in ms since 1970, for `process_start_time_seconds`.
     var wallClockMs: Int
+    /// Whether the data folder cannot take state changes now (a full disk).
+    var isDataFolderFull = false
 
     /// The value of the figure `name`, or nil.
     func figure(_ name: String) -> Int? {

@@ -12,8 +12,14 @@ import Glibc
 /// writes them with one `write(2)`, syncs per the policy, publishes the position whose
 /// answers may now leave (`progress`) and wakes the loop through `notify` (a `uv_async_send`).
 ///
-/// Shared state — `items`, `ackable`, `wantsSnapshot`, `stopping` — is guarded by
-/// `condition`'s mutex, the only lock; everything else belongs to the writer thread.
+/// A write that fails (a full disk) is retried every `retryInterval`, from where it stopped,
+/// until it succeeds or the daemon stops; meanwhile the writer reports the fault and wakes
+/// the loop at each attempt, so the loop refuses new changes and times out held answers,
+/// and it logs the fault once and once more when writing works again.
+///
+/// Shared state — `items`, `ackable`, `wantsSnapshot`, `stopping`, `fault`, `backlogBytes` —
+/// is guarded by `condition`'s mutex, the only lock; everything else belongs to the writer
+/// thread.
 public final class StateWriter: @unchecked Sendable {
     /// Work for the thread, in the order the loop produced it.
     enum Item {
@@ -29,6 +35,13 @@ public final class StateWriter: @unchecked Sendable {
     private var finished = false
     private var ackable = 0
     private var wantsSnapshot = false
+    /// Why the log cannot be written now, for the loop (`WriterProgress.fault`).
+    private var fault: String?
+    /// Bytes of records enqueued and not yet written (`StateRecord.logBytes`).
+    private var backlogBytes = 0
+
+    /// How long the writer waits between attempts while the log cannot be written.
+    static let retryInterval: TimeInterval = 0.25
 
     // Writer-thread state.
     private let directory: String
@@ -46,6 +59,13 @@ public final class StateWriter: @unchecked Sendable {
     private var lastSync = Date()
     private var snapshotRequested = false
     private var compactionBackoffUntil = Date.distantPast
+    /// Set when the daemon stopped while a write failed: nothing more is appended, since a
+    /// record after a partly written one would turn a torn tail into damage in the middle.
+    private var abandoned = false
+    /// Whether `fault` is set, read without the lock on every successful write.
+    private var isFaulted = false
+    /// Set when fdatasync failed: the fault stays and nothing more is acknowledged (`sync`).
+    private var syncFailed = false
 
     /// Creates the writer for a recovered folder; `start` launches its thread.
     /// - Parameters:
@@ -81,7 +101,9 @@ public final class StateWriter: @unchecked Sendable {
     ///   - records: the records of one loop iteration.
     ///   - upTo: the log position of the last one.
     public func enqueue(_ records: [StateRecord], upTo: Int) {
+        let bytes = records.reduce(0) { $0 + $1.logBytes }
         condition.lock()
+        backlogBytes += bytes
         items.append(.records(records, upTo: upTo))
         condition.signal()
         condition.unlock()
@@ -98,14 +120,14 @@ public final class StateWriter: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// The highest log position whose answers may leave, and whether the writer wants a
-    /// snapshot (cleared by reading it).
-    public func takeProgress() -> (ackable: Int, wantsSnapshot: Bool) {
+    /// The highest log position whose answers may leave, whether the writer wants a
+    /// snapshot (cleared by reading it), its fault and its backlog.
+    public func takeProgress() -> WriterProgress {
         condition.lock()
         defer { condition.unlock() }
         let wants = wantsSnapshot
         wantsSnapshot = false
-        return (ackable, wants)
+        return WriterProgress(ackable: ackable, wantsSnapshot: wants, fault: fault, backlogBytes: backlogBytes)
     }
 
     /// Writes what is queued, syncs, closes the files and ends the thread; blocks until done.
@@ -139,6 +161,7 @@ public final class StateWriter: @unchecked Sendable {
             if isLast { break }
         }
         if unsynced { sync() }
+        reportUnwrittenAtStop()
         close(logDescriptor)
         close(lockDescriptor)
         condition.lock()
@@ -147,24 +170,31 @@ public final class StateWriter: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Writes one batch; when the daemon stops before the log could take it, nothing of it
+    /// is acknowledged.
     private func process(_ batch: [Item]) {
         guard !batch.isEmpty else { return }
         var buffer: [UInt8] = []
         var upTo = written
+        var bytes = 0
         for item in batch {
             switch item {
             case .records(let records, let last):
-                for record in records { RecordFraming.append(record, to: &buffer) }
+                for record in records {
+                    RecordFraming.append(record, to: &buffer)
+                    bytes += record.logBytes
+                }
                 upTo = last
             case .snapshot(let entries, let revFloor):
-                appendToLog(buffer)
+                guard appendToLog(buffer) else { return }
                 buffer.removeAll()
                 compact(entries, revFloor: revFloor)
             }
         }
-        appendToLog(buffer)
+        guard appendToLog(buffer) else { return }
         written = upTo
         if policy == .always && unsynced { sync() }
+        guard !syncFailed else { return }
         var wants = false
         if !snapshotRequested && logBytes > max(snapshotBytes, compactMinBytes) && Date() >= compactionBackoffUntil {
             snapshotRequested = true
@@ -172,14 +202,20 @@ public final class StateWriter: @unchecked Sendable {
         }
         condition.lock()
         ackable = written
+        backlogBytes -= bytes
         if wants { wantsSnapshot = true }
         condition.unlock()
         notify()
     }
 
-    /// Appends bytes to the log, retrying after errors: answers stay held until it worked.
-    private func appendToLog(_ bytes: [UInt8]) {
-        guard !bytes.isEmpty else { return }
+    /// Appends bytes to the log, retrying from where it stopped while that fails.
+    ///
+    /// A failed attempt may leave part of a record at the end of the log; the next attempt
+    /// completes it, and if the daemon stops first, start-up cuts it as a torn tail.
+    /// - Returns: whether every byte was written; false only when the daemon stops first.
+    private func appendToLog(_ bytes: [UInt8]) -> Bool {
+        guard !bytes.isEmpty else { return true }
+        guard !abandoned else { return false }
         var offset = 0
         while offset < bytes.count {
             let result = bytes.withUnsafeBytes { raw in
@@ -189,25 +225,86 @@ public final class StateWriter: @unchecked Sendable {
                 offset += result
                 continue
             }
-            if result < 0 && errno == EINTR { continue }
-            logger.error("state log write failed; retrying, acknowledgements wait",
-                         ["error": String(cString: strerror(errno)), "dir": directory])
-            if isStopping { return }
-            sleep(1)
+            let code = result < 0 ? errno : ENOSPC
+            if code == EINTR { continue }
+            noteFault(code)
+            if waitBeforeRetry() {
+                abandoned = true
+                return false
+            }
         }
+        clearFault()
         logBytes += bytes.count
         unsynced = true
+        return true
     }
 
-    private var isStopping: Bool {
+    /// Records the fault, logging it the first time, and wakes the loop so it refuses new
+    /// changes and gives up on held answers that waited too long.
+    private func noteFault(_ code: Int32) {
+        let reason = code == ENOSPC || code == EDQUOT
+            ? "data folder full" : "data folder not writable (" + String(cString: strerror(code)) + ")"
+        condition.lock()
+        // A failed fdatasync's fault says to restart; a later write error must not hide it.
+        let isNew = !syncFailed && fault != reason
+        if !syncFailed { fault = reason }
+        condition.unlock()
+        isFaulted = true
+        if isNew {
+            logger.error(reason + "; state changes are refused until the log can be written, retrying",
+                         ["error": String(cString: strerror(code)), "dir": directory])
+        }
+        notify()
+    }
+
+    /// Clears a fault after a successful write, logging that writing resumed.
+    private func clearFault() {
+        guard isFaulted, !syncFailed else { return }
+        isFaulted = false
+        condition.lock()
+        fault = nil
+        condition.unlock()
+        logger.info("data folder writable again; state changes resume", ["dir": directory])
+        notify()
+    }
+
+    /// Waits `retryInterval`, or less when the daemon stops.
+    /// - Returns: whether the daemon is stopping (then the writer gives up).
+    private func waitBeforeRetry() -> Bool {
         condition.lock()
         defer { condition.unlock() }
+        if !stopping { _ = condition.wait(until: Date().addingTimeInterval(Self.retryInterval)) }
         return stopping
     }
 
+    /// Logs what a stop while the folder was at fault left unwritten: those changes were
+    /// never acknowledged (their answers said `unavailable` or `shutting_down`) and are lost.
+    private func reportUnwrittenAtStop() {
+        condition.lock()
+        let waiting = backlogBytes
+        condition.unlock()
+        guard abandoned else { return }
+        logger.error("stopped with state changes the data folder did not take; they are lost",
+                     ["unwritten_bytes": String(waiting), "dir": directory])
+    }
+
+    /// fdatasyncs the log; a failure is a fault that lasts until a restart.
+    ///
+    /// Why not retry: after a failed fdatasync the kernel may have dropped the dirty pages
+    /// and reports the error once, so a second call can succeed without the data. The
+    /// writer then acknowledges nothing more and the loop refuses changes; a restart
+    /// re-reads the log and cuts what did not reach the disk.
     private func sync() {
         if fdatasync(logDescriptor) != 0 {
-            logger.error("state log fdatasync failed", ["error": String(cString: strerror(errno))])
+            let error = String(cString: strerror(errno))
+            logger.error("state log fdatasync failed; state changes are refused until heraldd restarts",
+                         ["error": error, "dir": directory])
+            syncFailed = true
+            isFaulted = true
+            condition.lock()
+            fault = "data folder not writable (fdatasync: " + error + "); restart heraldd"
+            condition.unlock()
+            notify()
         }
         unsynced = false
         lastSync = Date()
