@@ -226,6 +226,29 @@ import Glibc
         #expect(try Data(contentsOf: URL(fileURLWithPath: aside + "/snapshot")) == damaged, "never deleted")
     }
 
+    /// A compaction killed between its two renames leaves no `snapshot`, the new empty log and
+    /// `snapshot.tmp`: a plain start loads `snapshot.previous` and every log since, drops the
+    /// empty log so the next compaction is due at once, and the next compaction rotates.
+    @Test func aCompactionKilledBetweenItsRenamesLosesNothing() throws {
+        let folder = try makeFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder.path) }
+        let path = folder.path
+        #expect(rename(path + "/snapshot", path + "/snapshot.previous") == 0)
+        try Data().write(to: URL(fileURLWithPath: path + "/log.3"))
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: path + "/snapshot.tmp"))
+        let recovered = try recover(path)
+        #expect(recovered.entries == folder.acknowledged)
+        #expect(recovered.generation == 2 && recovered.notes.isEmpty)
+        var names = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
+        #expect(names == ["lock", "log.2", "snapshot.previous"], "log.1 superseded, log.3 and the tmp gone: \(names)")
+        let writer = try startWriter(path)
+        writer.enqueueSnapshot(folder.acknowledged)
+        writer.stop()
+        names = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
+        #expect(names == ["lock", "log.2", "log.3", "snapshot", "snapshot.previous"], "\(names)")
+        #expect(try recover(path).entries == folder.acknowledged)
+    }
+
     /// Compaction keeps the snapshot before the newest and the logs since it, and a
     /// compaction after a repair rotates normally.
     @Test func compactionAfterARepairKeepsAVerifiedFallback() throws {

@@ -64,6 +64,7 @@ struct ChainLoader {
     /// `log.<generation>` in the data folder.
     func path(_ generation: UInt64) -> String { directory + "/" + StateDirectory.logName(generation) }
 
+    /// The rebuild's result as a `ChainLoad` for the log `generation`.
     private func finish(
         _ rebuild: StateRebuild, generation: UInt64, replay: (replayed: Int, valid: Int, fileBytes: Int),
         snapshotBytes: Int

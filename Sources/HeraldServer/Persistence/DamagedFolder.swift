@@ -19,7 +19,7 @@ struct DamagedFolder {
     init(dataDirectory: String) {
         let stamp = UTCTimestamp.format(millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000))
         // `2026-12-01T03:38:07.123Z` → `20261201T033807.123Z`: no colons, sorts by time.
-        path = dataDirectory + "/damaged/" + stamp.filter { $0 != "-" && $0 != ":" }
+        path = dataDirectory + "/" + StateDirectory.damagedName + "/" + stamp.filter { $0 != "-" && $0 != ":" }
     }
 
     /// Moves a file of the data folder into the folder, keeping its name.
@@ -66,6 +66,7 @@ struct DamagedFolder {
         isCreated = true
     }
 
+    /// A `PersistenceError` naming the file, what failed and `errno`'s text.
     private func failure(_ file: String, _ what: String) -> PersistenceError {
         PersistenceError(file + ": " + what + " (" + String(cString: strerror(errno)) + ")")
     }

@@ -12,7 +12,8 @@ import Glibc
 /// plays its part. Order of a compaction, each step durable before the next:
 /// 1. write `snapshot.tmp`, fsync, read it back and verify it whole (`writeVerified`);
 /// 2. create the new, empty `log.N+1` (the writer's job);
-/// 3. rename `snapshot` to `snapshot.previous`, then `snapshot.tmp` to `snapshot` (`promote`);
+/// 3. rename `snapshot` to `snapshot.previous`, then `snapshot.tmp` to `snapshot` (`promote`),
+///    fsync the folder;
 /// 4. delete logs older than `snapshot.previous` (`removeSuperseded`).
 /// A crash between any two steps leaves a base and a complete chain of logs after it.
 enum SnapshotRotation {
@@ -39,14 +40,13 @@ enum SnapshotRotation {
     /// - Parameters:
     ///   - directory: the data folder.
     ///   - keepPrevious: false when `--repair` installs a rebuilt snapshot (it set aside the rest).
-    /// - Returns: whether the renames and the folder sync worked.
+    /// - Returns: whether the renames worked; the caller fsyncs the folder to make them durable.
     static func promote(_ directory: String, keepPrevious: Bool = true) -> Bool {
         let current = directory + "/" + StateDirectory.snapshotName
         if keepPrevious && access(current, F_OK) == 0 {
             guard rename(current, directory + "/" + StateDirectory.previousName) == 0 else { return false }
         }
-        guard rename(directory + "/" + StateDirectory.temporaryName, current) == 0 else { return false }
-        return StateDirectory.syncDirectory(directory)
+        return rename(directory + "/" + StateDirectory.temporaryName, current) == 0
     }
 
     /// Deletes the logs older than `snapshot.previous`: no base left needs them. Nothing when
@@ -56,9 +56,9 @@ enum SnapshotRotation {
         guard let previous = SnapshotFile.generation(ofFile: directory + "/" + StateDirectory.previousName) else {
             return
         }
-        for generation in StateDirectory.logGenerations(directory) where generation < previous {
-            unlink(directory + "/" + StateDirectory.logName(generation))
-        }
+        let superseded = StateDirectory.logGenerations(directory).filter { $0 < previous }
+        guard !superseded.isEmpty else { return }
+        for generation in superseded { unlink(directory + "/" + StateDirectory.logName(generation)) }
         StateDirectory.syncDirectory(directory)
     }
 }

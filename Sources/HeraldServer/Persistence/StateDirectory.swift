@@ -52,13 +52,18 @@ public struct RecoveredState: Sendable {
 /// valid records after it, a missing log, a record that does not fit — refuses the start,
 /// naming file and offset, unless `repair` (`StateRepair`).
 public enum StateDirectory {
+    /// The newest snapshot.
     static let snapshotName = "snapshot"
+    /// The snapshot before it, kept with the logs since it (`SnapshotRotation`).
     static let previousName = "snapshot.previous"
+    /// A compaction's snapshot until it is verified and renamed.
     static let temporaryName = "snapshot.tmp"
+    /// The file held with `flock` for the daemon's life.
     static let lockName = "lock"
     /// The folder `--repair` moves what it sets aside to (`DamagedFolder`).
     static let damagedName = "damaged"
 
+    /// The log that follows the snapshot of `generation`.
     static func logName(_ generation: UInt64) -> String { "log." + String(generation) }
 
     /// The generations of the `log.<n>` files in the folder, ascending.
@@ -90,6 +95,7 @@ public enum StateDirectory {
     private static func recover(path: String, lock: Int32, repair: Bool) throws(PersistenceError) -> RecoveredState {
         unlink(path + "/" + temporaryName)  // an interrupted compaction's; the files before it are whole
         for name in [snapshotName, previousName] { PrivateFileMode.tighten(path + "/" + name) }
+        removeInterruptedLog(path)
         var notes: [String] = []
         var damaged = DamagedFolder(dataDirectory: path)
         let loader = ChainLoader(directory: path, logs: logGenerations(path), repair: repair)
@@ -102,6 +108,7 @@ public enum StateDirectory {
             } catch {
                 throw error.refusal
             }
+            SnapshotRotation.removeSuperseded(path)  // a compaction killed before it deleted them
         }
         let descriptor = try openLog(loader.path(load.generation), cutTo: load.logBytes, from: load.logFileBytes)
         _ = syncDirectory(path)
@@ -109,6 +116,27 @@ public enum StateDirectory {
             entries: load.entries, revFloor: load.revFloor, generation: load.generation, logDescriptor: descriptor,
             logBytes: load.logBytes, snapshotBytes: load.snapshotBytes, lockDescriptor: lock, notes: notes,
             replayed: load.replayed, lostChannels: load.lost, damagedFolder: damaged.isCreated ? damaged.path : nil)
+    }
+
+    /// Deletes the empty newest log that a compaction killed before its snapshot became
+    /// current leaves (it is created first), so the writer continues the log before it.
+    ///
+    /// Why: that log still holds every record since the base, so the next compaction is due
+    /// again at once, as it was; continuing the empty one would wait for a whole new log and
+    /// let interrupted compactions stack up logs and leave no `snapshot`. Nothing happens
+    /// when the base's header cannot be read (that is for the loader to refuse or repair).
+    private static func removeInterruptedLog(_ path: String) {
+        guard let newest = logGenerations(path).last else { return }
+        var base: UInt64 = 0
+        if case .file(let name) = plainBase(path) {
+            guard let generation = SnapshotFile.generation(ofFile: path + "/" + name) else { return }
+            base = generation
+        }
+        let file = path + "/" + logName(newest)
+        var info = stat()
+        guard newest > base, stat(file, &info) == 0, info.st_size == 0 else { return }
+        unlink(file)
+        syncDirectory(path)
     }
 
     /// A plain start's base: `snapshot`, else `snapshot.previous`, else the empty state.

@@ -79,6 +79,7 @@ struct StateRepair {
         return list
     }
 
+    /// A file of the data folder's bytes (empty when missing).
     private func contents(_ name: String) -> [UInt8] {
         Array(FileManager.default.contents(atPath: directory + "/" + name) ?? Data())
     }
@@ -112,7 +113,7 @@ struct StateRepair {
         let current = directory + "/" + StateDirectory.snapshotName
         if access(current, F_OK) == 0 { try damaged.setAside(current) }
         guard log >= 0, SnapshotRotation.writeVerified(directory, bytes),
-              SnapshotRotation.promote(directory, keepPrevious: false) else {
+              SnapshotRotation.promote(directory, keepPrevious: false), StateDirectory.syncDirectory(directory) else {
             throw PersistenceError(directory + ": cannot write the rebuilt snapshot ("
                 + String(cString: strerror(errno)) + "); every file is still in place or in " + damaged.path)
         }
