@@ -56,7 +56,7 @@ def raise_nofile(wanted):
 class Daemon:
     """One heraldd process with its own temp folder (config, data, log)."""
 
-    def __init__(self, binary, config=None, workers=1, data=False, nofile=None):
+    def __init__(self, binary, config=None, workers=1, data=False, nofile=None, args=()):
         self.dir = tempfile.mkdtemp(prefix="herald-fault-")
         # log_level info: the "listening" line carries the port (nothing is logged per connection).
         cfg = {"host": "127.0.0.1", "port": 0, "log_level": "info", "workers": workers}
@@ -75,7 +75,7 @@ class Daemon:
                 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
                 resource.setrlimit(resource.RLIMIT_NOFILE, (min(nofile, hard), hard))
 
-        self.proc = subprocess.Popen([os.path.abspath(binary), "--config", self.config_path], stdout=self._log,
+        self.proc = subprocess.Popen([os.path.abspath(binary), "--config", self.config_path, *args], stdout=self._log,
                                      stderr=subprocess.STDOUT, preexec_fn=limits, cwd=self.dir)
         _DAEMONS.append(self)
         self.pid = self.proc.pid

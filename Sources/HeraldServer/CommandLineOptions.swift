@@ -19,7 +19,7 @@ public struct CommandLineOptions: Equatable, Sendable {
     public var logLevel: LogLevel?
     /// `--check-config`: validate, report and exit instead of serving.
     public var checkConfig: Bool
-    /// `--repair`: start even when the state log is damaged before its end (cut it there).
+    /// `--repair`: start even when the state files are damaged (`StateRepair`).
     public var repair: Bool = false
     /// `--hash-token`: print the `token_hash` for this token and exit.
     public var hashToken: String?

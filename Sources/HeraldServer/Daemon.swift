@@ -86,6 +86,14 @@ public enum Daemon {
         let recovered = try StateDirectory.recover(path: directory, repair: repair)
         for warning in recovered.permissionWarnings { logger.warn("data folder permissions", ["note": warning]) }
         for note in recovered.notes { logger.warn("state recovery", ["note": note]) }
+        if !recovered.lostChannels.isEmpty {
+            let names = recovered.lostChannels.map { String(decoding: $0, as: UTF8.self) }
+            logger.error("state repair could not rebuild these channels; they start empty",
+                         ["count": String(names.count), "channels": names.joined(separator: " ")])
+        }
+        if let folder = recovered.damagedFolder {
+            logger.warn("state repair set files aside", ["folder": folder, "report": folder + "/report.txt"])
+        }
         logger.info("state loaded", ["dir": directory, "channels": String(recovered.entries.count),
                                      "replayed": String(recovered.replayed), "generation": String(recovered.generation)])
         return recovered

@@ -63,7 +63,7 @@ enum DaemonFlag: String, CaseIterable, Sendable {
         case .workers: return "event-loop threads, 1...64 (default: \(defaults.workers))"
         case .logLevel: return "debug, info, warn or error (default: \(defaults.logLevel.rawValue))"
         case .checkConfig: return "validate the config and flags, print the result, exit"
-        case .repair: return "start even if the state log is damaged in the middle, cutting it there"
+        case .repair: return "start from what still verifies in damaged state files (set aside in damaged/)"
         case .hashToken: return "print a token_hash line for auth.users (pbkdf2-sha256, random salt), exit"
         case .version: return "print the version and exit"
         case .help: return "print this help and exit"

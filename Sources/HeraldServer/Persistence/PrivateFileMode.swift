@@ -58,6 +58,24 @@ enum PrivateFileMode {
         return descriptor
     }
 
+    /// Creates (or replaces the content of) `file`, mode 0600, with `bytes`, fsynced.
+    /// - Returns: whether every byte was written and synced.
+    static func writeFile(_ file: String, _ bytes: [UInt8]) -> Bool {
+        let descriptor = open(file, flags: O_WRONLY | O_TRUNC | O_CLOEXEC)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var offset = 0
+        while offset < bytes.count {
+            let result = bytes.withUnsafeBytes { raw in
+                Glibc.write(descriptor, raw.baseAddress.map { $0 + offset }, raw.count - offset)
+            }
+            if result < 0 && errno == EINTR { continue }
+            guard result > 0 else { return false }
+            offset += result
+        }
+        return fsync(descriptor) == 0
+    }
+
     /// Sets an existing file's mode to 0600 if it is wider; a missing file is fine.
     /// - Parameter path: a file in the data folder (the snapshot, which is never reopened).
     static func tighten(_ path: String) {

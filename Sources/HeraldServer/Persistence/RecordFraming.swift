@@ -11,7 +11,7 @@ enum RecordFraming {
     /// A payload longer than this is taken for damage, not a record (a value is at most
     /// `max_line` bytes, itself at most 256 MiB).
     static let maxPayload = 1 << 29
-    /// The payload of a snapshot's end record: `0xFF | record count u64`.
+    /// The first byte of a snapshot's end record (`appendEnd`).
     static let endMarker: UInt8 = 0xFF
 
     /// Appends one framed record.
@@ -22,12 +22,14 @@ enum RecordFraming {
         seal(out: &out, headerAt: headerAt)
     }
 
-    /// Appends a snapshot's end record, which proves the snapshot complete.
-    static func appendEnd(count: Int, to out: inout [UInt8]) {
+    /// Appends a snapshot's end record, which proves the snapshot complete: `0xFF | record
+    /// count u64 | CRC32C u32 of every byte before the end record`.
+    static func appendEnd(count: Int, fileChecksum: UInt32, to out: inout [UInt8]) {
         let headerAt = out.count
         out.append(contentsOf: [UInt8](repeating: 0, count: headerBytes))
         out.append(endMarker)
         putLE(UInt64(count), bytes: 8, to: &out)
+        putLE(UInt64(fileChecksum), bytes: 4, to: &out)
         seal(out: &out, headerAt: headerAt)
     }
 
@@ -42,10 +44,12 @@ enum RecordFraming {
         }
     }
 
+    /// Appends the low `bytes` bytes of `value`, little-endian.
     static func putLE(_ value: UInt64, bytes: Int, to out: inout [UInt8]) {
         for k in 0..<bytes { out.append(UInt8(truncatingIfNeeded: value >> UInt64(8 * k))) }
     }
 
+    /// Reads `count` bytes at `offset` as a little-endian integer.
     static func readLE(_ bytes: UnsafeRawBufferPointer, at offset: Int, bytes count: Int) -> UInt64 {
         var value: UInt64 = 0
         for k in 0..<count { value |= UInt64(bytes[offset + k]) << UInt64(8 * k) }

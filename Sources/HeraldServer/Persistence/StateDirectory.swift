@@ -18,7 +18,7 @@ public struct RecoveredState: Sendable {
     public var entries: [[UInt8]: StoredState]
     /// The rev floor left by collected tombstones (`StateStore.revFloor`).
     public var revFloor: Int = 0
-    /// The snapshot's generation; the log in use is `log.<generation>`.
+    /// The generation of the log in use, `log.<generation>` (the newest).
     public var generation: UInt64
     /// The log file, open for appending, already cut to its valid length.
     public var logDescriptor: Int32
@@ -35,37 +35,48 @@ public struct RecoveredState: Sendable {
     public var permissionWarnings: [String] = []
     /// Records replayed from the log.
     public var replayed: Int
+    /// Channels `--repair` could not rebuild (reported, never half-built), by name.
+    public var lostChannels: [[UInt8]] = []
+    /// The `damaged/<time>` folder `--repair` set files aside in, nil when it set none aside.
+    public var damagedFolder: String?
 }
 
-/// The data folder: `snapshot`, `log.<generation>`, `lock`, and the start-up recovery.
+/// The data folder: `snapshot`, `snapshot.previous`, `log.<generation>`, `lock`, `damaged/`,
+/// and the start-up recovery.
 ///
-/// Recovery: load the snapshot (none: empty state, generation 0), replay `log.<generation>`
-/// through `StateStore.apply`, cut a torn or damaged tail (with a note), refuse damage in the
-/// middle unless `repair` (then cut there too), delete leftovers of an interrupted compaction.
+/// Recovery: the base is `snapshot` (else `snapshot.previous`, left alone by a compaction
+/// interrupted between its renames; else the empty state of generation 0), verified whole
+/// before any of it is applied (`SnapshotFile.verify`); then every log from the base's
+/// generation to the newest is replayed (`ChainLoader`). A torn or damaged tail of the newest
+/// log is cut (with a note). Anything else — a snapshot that does not verify, damage with
+/// valid records after it, a missing log, a record that does not fit — refuses the start,
+/// naming file and offset, unless `repair` (`StateRepair`).
 public enum StateDirectory {
+    /// The newest snapshot.
     static let snapshotName = "snapshot"
+    /// The snapshot before it, kept with the logs since it (`SnapshotRotation`).
+    static let previousName = "snapshot.previous"
+    /// A compaction's snapshot until it is verified and renamed.
     static let temporaryName = "snapshot.tmp"
+    /// The file held with `flock` for the daemon's life.
     static let lockName = "lock"
-    static let magic: [UInt8] = Array("HRLDSNP1".utf8)
-    /// `magic | generation u64 LE | CRC32C of both u32 LE`: the generation names the log to
-    /// replay, so it is checksummed like every record.
-    static let headerBytes = 20
+    /// The folder `--repair` moves what it sets aside to (`DamagedFolder`).
+    static let damagedName = "damaged"
 
-    /// The snapshot header for `generation`.
-    static func snapshotHeader(_ generation: UInt64) -> [UInt8] {
-        var bytes = magic
-        RecordFraming.putLE(generation, bytes: 8, to: &bytes)
-        RecordFraming.putLE(UInt64(CRC32C.checksum(bytes)), bytes: 4, to: &bytes)
-        return bytes
-    }
-
+    /// The log that follows the snapshot of `generation`.
     static func logName(_ generation: UInt64) -> String { "log." + String(generation) }
+
+    /// The generations of the `log.<n>` files in the folder, ascending.
+    static func logGenerations(_ path: String) -> [UInt64] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        return names.compactMap { $0.hasPrefix("log.") ? UInt64($0.dropFirst(4)) : nil }.sorted()
+    }
 
     /// Opens the data folder (creating it 0700, or tightening it), takes its lock, and
     /// recovers the state. Every file it creates or reopens is made 0600 (`PrivateFileMode`).
     /// - Parameters:
     ///   - path: the folder (`data_dir`).
-    ///   - repair: cut damage in the middle of the log (or snapshot) instead of refusing.
+    ///   - repair: rebuild from what still verifies instead of refusing (`StateRepair`).
     /// - Returns: the recovered state and the open log.
     /// - Throws: `PersistenceError` when the folder cannot be used or the files are damaged.
     public static func recover(path: String, repair: Bool) throws(PersistenceError) -> RecoveredState {
@@ -82,33 +93,71 @@ public enum StateDirectory {
     }
 
     private static func recover(path: String, lock: Int32, repair: Bool) throws(PersistenceError) -> RecoveredState {
+        unlink(path + "/" + temporaryName)  // an interrupted compaction's; the files before it are whole
+        for name in [snapshotName, previousName] { PrivateFileMode.tighten(path + "/" + name) }
+        removeInterruptedLog(path)
         var notes: [String] = []
-        let store = StateStore()
-        var generation: UInt64 = 0
-        var snapshotBytes = 0
-        PrivateFileMode.tighten(path + "/" + snapshotName)
-        if let snapshot = FileManager.default.contents(atPath: path + "/" + snapshotName) {
-            snapshotBytes = snapshot.count
-            generation = try loadSnapshot(Array(snapshot), into: store, path: path, repair: repair, notes: &notes)
+        var damaged = DamagedFolder(dataDirectory: path)
+        let loader = ChainLoader(directory: path, logs: logGenerations(path), repair: repair)
+        let load: ChainLoad
+        if repair {
+            load = try StateRepair(directory: path, loader: loader).run(damaged: &damaged, notes: &notes)
+        } else {
+            do throws(ChainFailure) {
+                load = try loader.load(plainBase(path), damaged: &damaged, notes: &notes)
+            } catch {
+                throw error.refusal
+            }
+            SnapshotRotation.removeSuperseded(path)  // a compaction killed before it deleted them
         }
-        let logPath = path + "/" + logName(generation)
-        let log = Array(FileManager.default.contents(atPath: logPath) ?? Data())
-        let (validLength, replayed) = try replayLog(log, into: store, path: logPath, repair: repair, notes: &notes)
+        let descriptor = try openLog(loader.path(load.generation), cutTo: load.logBytes, from: load.logFileBytes)
+        _ = syncDirectory(path)
+        return RecoveredState(
+            entries: load.entries, revFloor: load.revFloor, generation: load.generation, logDescriptor: descriptor,
+            logBytes: load.logBytes, snapshotBytes: load.snapshotBytes, lockDescriptor: lock, notes: notes,
+            replayed: load.replayed, lostChannels: load.lost, damagedFolder: damaged.isCreated ? damaged.path : nil)
+    }
+
+    /// Deletes the empty newest log that a compaction killed before its snapshot became
+    /// current leaves (it is created first), so the writer continues the log before it.
+    ///
+    /// Why: that log still holds every record since the base, so the next compaction is due
+    /// again at once, as it was; continuing the empty one would wait for a whole new log and
+    /// let interrupted compactions stack up logs and leave no `snapshot`. Nothing happens
+    /// when the base's header cannot be read (that is for the loader to refuse or repair).
+    private static func removeInterruptedLog(_ path: String) {
+        guard let newest = logGenerations(path).last else { return }
+        var base: UInt64 = 0
+        if case .file(let name) = plainBase(path) {
+            guard let generation = SnapshotFile.generation(ofFile: path + "/" + name) else { return }
+            base = generation
+        }
+        let file = path + "/" + logName(newest)
+        var info = stat()
+        guard newest > base, stat(file, &info) == 0, info.st_size == 0 else { return }
+        unlink(file)
+        syncDirectory(path)
+    }
+
+    /// A plain start's base: `snapshot`, else `snapshot.previous`, else the empty state.
+    private static func plainBase(_ path: String) -> SnapshotCandidate {
+        for name in [snapshotName, previousName] where access(path + "/" + name, F_OK) == 0 { return .file(name) }
+        return .empty
+    }
+
+    /// Opens the log to continue for appending, cutting a torn tail off first.
+    private static func openLog(_ logPath: String, cutTo valid: Int, from size: Int) throws(PersistenceError) -> Int32 {
         let descriptor = PrivateFileMode.open(logPath, flags: O_WRONLY | O_APPEND | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw PersistenceError(logPath + ": cannot open for writing (" + String(cString: strerror(errno)) + ")")
         }
-        if validLength < log.count {
-            guard ftruncate(descriptor, off_t(validLength)) == 0, fdatasync(descriptor) == 0 else {
+        if valid < size {
+            guard ftruncate(descriptor, off_t(valid)) == 0, fdatasync(descriptor) == 0 else {
                 close(descriptor)
                 throw PersistenceError(logPath + ": cannot cut the damaged tail (" + String(cString: strerror(errno)) + ")")
             }
         }
-        removeLeftovers(in: path, keeping: generation)
-        _ = syncDirectory(path)
-        return RecoveredState(
-            entries: store.entries, revFloor: store.revFloor, generation: generation, logDescriptor: descriptor,
-            logBytes: validLength, snapshotBytes: snapshotBytes, lockDescriptor: lock, notes: notes, replayed: replayed)
+        return descriptor
     }
 
     /// Takes an exclusive `flock` on `lock`, so two daemons never write one folder.
@@ -125,84 +174,6 @@ public enum StateDirectory {
         }
         close(descriptor)
         throw PersistenceError("data_dir " + path + " is in use by another heraldd")
-    }
-
-    /// Applies a snapshot's records; returns its generation.
-    static func loadSnapshot(
-        _ bytes: [UInt8], into store: StateStore, path: String, repair: Bool, notes: inout [String]
-    ) throws(PersistenceError) -> UInt64 {
-        let name = path + "/" + snapshotName
-        let result: Result<UInt64, PersistenceError> = bytes.withUnsafeBytes { raw in
-            guard raw.count >= headerBytes, Array(raw[0..<8]) == magic,
-                  UInt32(RecordFraming.readLE(raw, at: 16, bytes: 4))
-                    == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<16])) else {
-                return .failure(PersistenceError(name + ": not a heraldd snapshot or a damaged header"
-                    + "; move it away to start without it"))
-            }
-            let generation = RecordFraming.readLE(raw, at: 8, bytes: 8)
-            var offset = headerBytes
-            var count = 0
-            while offset < raw.count {
-                guard let range = RecordFraming.payload(in: raw, at: offset) else { break }
-                let payload = UnsafeRawBufferPointer(rebasing: raw[range])
-                if payload.count == 9, payload[0] == RecordFraming.endMarker {
-                    let expected = Int(RecordFraming.readLE(payload, at: 1, bytes: 8))
-                    if expected == count && range.upperBound == raw.count { return .success(generation) }
-                    break
-                }
-                guard let record = StateRecord.decode(payload), store.apply(record) == .applied else { break }
-                count += 1
-                offset = range.upperBound
-            }
-            let problem = name + ": damaged at byte " + String(offset)
-            guard repair else {
-                return .failure(PersistenceError(problem + "; start with --repair to keep the " + String(count)
-                    + " records before it (and drop the rest)"))
-            }
-            notes.append(problem + "; --repair kept the " + String(count) + " records before it")
-            return .success(generation)
-        }
-        return try result.get()
-    }
-
-    /// Replays a log; returns the valid length and the number of records applied.
-    static func replayLog(
-        _ bytes: [UInt8], into store: StateStore, path: String, repair: Bool, notes: inout [String]
-    ) throws(PersistenceError) -> (Int, Int) {
-        var scan = bytes.withUnsafeBytes { LogScan.scan($0) }
-        var replayed = 0
-        for (offset, record) in scan.records {
-            if store.apply(record) == .invalid {
-                // A CRC-valid record that does not fit the state: the log is not what was written.
-                scan.damageAt = offset
-                scan.damageIsInTheMiddle = true
-                scan.validEnd = offset
-                break
-            }
-            replayed += 1
-        }
-        guard let damage = scan.damageAt else { return (bytes.count, replayed) }
-        let dropped = bytes.count - damage
-        if scan.damageIsInTheMiddle {
-            guard repair else {
-                throw PersistenceError(path + ": damaged at byte " + String(damage) + " with valid records after it"
-                    + "; refusing to start. Start with --repair to cut the log there (dropping "
-                    + String(dropped) + " bytes)")
-            }
-            notes.append(path + ": damaged at byte " + String(damage) + "; --repair cut the log there, dropping "
-                + String(dropped) + " bytes")
-        } else {
-            notes.append(path + ": torn or damaged tail at byte " + String(damage) + "; cut " + String(dropped) + " bytes")
-        }
-        return (damage, replayed)
-    }
-
-    /// Deletes `snapshot.tmp` and logs of other generations, left by an interrupted compaction.
-    private static func removeLeftovers(in path: String, keeping generation: UInt64) {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-        for name in names where name == temporaryName || (name.hasPrefix("log.") && name != logName(generation)) {
-            unlink(path + "/" + name)
-        }
     }
 
     /// `fsync` on the folder itself, so created, renamed and deleted names are durable.

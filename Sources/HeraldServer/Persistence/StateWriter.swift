@@ -312,9 +312,11 @@ public final class StateWriter: @unchecked Sendable {
 
     /// Writes `entries` as the new snapshot and starts a new, empty log.
     ///
-    /// Order matters for crashes: the snapshot is complete and synced under its temporary
-    /// name before the rename makes it current, and the new log only receives records after
-    /// the rename is durable. Start-up deletes whatever an interruption leaves behind.
+    /// Order matters for crashes: the snapshot is complete, synced and verified under its
+    /// temporary name before the renames make it current (`SnapshotRotation`), and the new
+    /// log only receives records after they are durable. The snapshot before it becomes
+    /// `snapshot.previous`, and only logs older than that one are deleted, so a damaged
+    /// snapshot can always be rebuilt around (`StateRepair`).
     ///
     /// A value is a `set` record, a tombstone a `delete`; a rev floor above 0 follows them
     /// as a `forget` of the empty name (no channel has it), last, so that loading applies
@@ -323,36 +325,23 @@ public final class StateWriter: @unchecked Sendable {
         snapshotRequested = false
         if unsynced { sync() }
         let next = generation + 1
-        var bytes = StateDirectory.snapshotHeader(next)
-        for (name, state) in entries {
-            if state.hasContent {
-                var content: [UInt8] = []
-                state.appendContent(to: &content)
-                RecordFraming.append(.set(channel: name, rev: state.rev, value: content), to: &bytes)
-            } else {
-                RecordFraming.append(.delete(channel: name, rev: state.rev), to: &bytes)
-            }
-        }
-        if revFloor > 0 { RecordFraming.append(.forget(channel: [], rev: revFloor), to: &bytes) }
-        RecordFraming.appendEnd(count: entries.count + (revFloor > 0 ? 1 : 0), to: &bytes)
-        let temporary = directory + "/" + StateDirectory.temporaryName
-        let oldLog = directory + "/" + StateDirectory.logName(generation)
+        let bytes = SnapshotFile.encode(entries, revFloor: revFloor, generation: next)
         let newLog = directory + "/" + StateDirectory.logName(next)
         // The new log exists (empty) before the snapshot naming it becomes current, so a
         // failure here leaves the old snapshot and log in charge and loses nothing.
         var descriptor: Int32 = -1
-        if writeFile(temporary, bytes) {
+        if SnapshotRotation.writeVerified(directory, bytes) {
             descriptor = PrivateFileMode.open(newLog, flags: O_WRONLY | O_APPEND | O_TRUNC | O_CLOEXEC)
         }
         guard descriptor >= 0, StateDirectory.syncDirectory(directory),
-              rename(temporary, directory + "/" + StateDirectory.snapshotName) == 0 else {
+              SnapshotRotation.promote(directory) else {
             logger.error("snapshot failed; keeping the log, next try in a minute",
                          ["error": String(cString: strerror(errno)), "dir": directory])
             if descriptor >= 0 {
                 close(descriptor)
                 unlink(newLog)
             }
-            unlink(temporary)
+            unlink(directory + "/" + StateDirectory.temporaryName)
             compactionBackoffUntil = Date().addingTimeInterval(60)
             return
         }
@@ -363,28 +352,10 @@ public final class StateWriter: @unchecked Sendable {
         close(logDescriptor)
         logDescriptor = descriptor
         generation = next
-        unlink(oldLog)
-        StateDirectory.syncDirectory(directory)
+        SnapshotRotation.removeSuperseded(directory)
         logger.info("compacted", ["snapshot_bytes": String(bytes.count), "log_bytes_before": String(logBytes),
                                         "channels": String(entries.count)])
         snapshotBytes = bytes.count
         logBytes = 0
-    }
-
-    /// Creates `path` with `bytes`, fsynced.
-    private func writeFile(_ path: String, _ bytes: [UInt8]) -> Bool {
-        let descriptor = PrivateFileMode.open(path, flags: O_WRONLY | O_TRUNC | O_CLOEXEC)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        var offset = 0
-        while offset < bytes.count {
-            let result = bytes.withUnsafeBytes { raw in
-                write(descriptor, raw.baseAddress.map { $0 + offset }, raw.count - offset)
-            }
-            if result < 0 && errno == EINTR { continue }
-            guard result > 0 else { return false }
-            offset += result
-        }
-        return fsync(descriptor) == 0
     }
 }
