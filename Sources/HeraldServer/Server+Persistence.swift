@@ -53,7 +53,7 @@ extension Server {
         guard let persistence, !persistence.isStopped else { return }
         let progress = persistence.writer.takeProgress()
         shared.withLock { broker in
-            broker.durable(upTo: progress.ackable)
+            broker.durable(upTo: progress.ackable, now: main.now)
             if progress.wantsSnapshot {
                 drainStateRecords(broker)
                 persistence.writer.enqueueSnapshot(broker.store.snapshot(), revFloor: broker.store.revFloor)
