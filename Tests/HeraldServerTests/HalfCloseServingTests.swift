@@ -138,9 +138,10 @@ import Glibc
         _ = daemon
     }
 
-    /// The same over TLS: the TCP sending side shut under the session (as `nc` would on a
-    /// TLS tunnel); the answers still come, sealed, then close_notify.
-    @Test func halfCloseUnderTLSGetsEveryAnswer() throws {
+    /// The same over TLS, ending the input either way: the TCP sending side shut under the
+    /// session (as `nc` would on a TLS tunnel), or a close_notify with TCP left open. The
+    /// answers still come, sealed, then the daemon's close_notify and the close.
+    @Test(arguments: [false, true]) func halfCloseUnderTLSGetsEveryAnswer(closeNotify: Bool) throws {
         let dataDir = try Self.dataDirectory()
         defer { try? FileManager.default.removeItem(atPath: dataDir) }
         let certificate = try TestCertificate()
@@ -148,7 +149,7 @@ import Glibc
         let daemon = try DaemonProcess(config: certificate.daemonConfig + Self.journaling(dataDir))
         let client = try TLSLineClient(port: try daemon.tlsPort())
         for line in Self.setsAndGet(50) { try client.send(line) }
-        client.shutdownSending()
+        if closeNotify { client.sendCloseNotify() } else { client.shutdownSending() }
         let (lines, closed) = client.linesUntilClosed()
         Self.expectEverySetAndTheGet(lines, count: 50)
         #expect(closed)

@@ -53,6 +53,12 @@ final class TLSLineClient {
         socket.shutdownSending()
     }
 
+    /// Sends close_notify (TLS's own end of input), leaving the TCP connection open both ways.
+    func sendCloseNotify() {
+        engine.shutdown()
+        sendCiphertext()
+    }
+
     /// Every plaintext line until the daemon closes (TCP EOF or its close_notify), or `timeout`.
     /// - Returns: the lines, and whether the connection was closed (false: timed out).
     func linesUntilClosed(timeout: Double = 10) -> (lines: [String], closed: Bool) {
