@@ -78,4 +78,35 @@ import HeraldBroker
         #expect(harness.request(publisher, #"{"op":"pub","ch":"news","data":1,"rid":1}"#)["receivers"] as? Int == 0)
         #expect(harness.lines(listener).isEmpty)
     }
+
+    @Test func aSignalKeepsItOpenUntilItsOutcome() {
+        let harness = BrokerHarness()
+        let handler = harness.connect()
+        harness.subscribe(handler, #""ch":"ui.menu","sub":"h","handle":true"#)
+        let sender = harness.connect()
+        harness.send(sender, #"{"op":"signal","ch":"ui.menu","rid":"x"}"#)
+        harness.broker.endOfInput(sender, now: 0)
+        #expect(!sender.closeAfterFlush)
+        let offer = harness.frames(handler).first { $0["signal"] != nil }
+        harness.send(handler, #"{"op":"handled","id":"\#(offer?["id"] ?? "")","action":"stop"}"#)
+        #expect(sender.closeAfterFlush)
+        let result = harness.frames(sender).first
+        #expect(result?["ok"] as? String == "signal")
+        #expect(result?["handled_by"] as? String == "c1/h")
+    }
+
+    @Test func anOfferAHalfClosedHandlerHeldPassesAtOnce() {
+        let harness = BrokerHarness()
+        let near = harness.connect()
+        harness.subscribe(near, #""ch":"ui.menu","sub":"near","handle":true"#)
+        let parent = harness.connect()
+        harness.subscribe(parent, #""ch":"ui","sub":"up","handle":true"#)
+        let sender = harness.connect()
+        harness.send(sender, #"{"op":"signal","ch":"ui.menu"}"#)
+        #expect(harness.frames(near).contains { $0["signal"] != nil })
+        harness.broker.endOfInput(near, now: 0)
+        #expect(near.closeAfterFlush, "it asked for nothing, so it closes")
+        let offer = harness.frames(parent).first { $0["signal"] != nil }
+        #expect(offer?["signal"] as? String == "ui", "the signal moved on without waiting for the offer's timeout")
+    }
 }
