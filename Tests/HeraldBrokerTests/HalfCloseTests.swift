@@ -5,6 +5,7 @@ import HeraldBroker
 /// Issue 13, item 1, in the state machine: after `endOfInput` a session is closed once every
 /// answer it is owed is queued, never before.
 @Suite struct HalfCloseTests {
+    /// A harness whose broker journals, so state answers are held until `durable`.
     private func journaling() -> BrokerHarness {
         var config = BrokerConfig(epoch: "e")
         config.journaling = true

@@ -10,8 +10,11 @@ import Glibc
 final class TLSLineClient {
     /// The TCP connection underneath.
     let socket: TestClient
+    /// The client side of the TLS session, over memory BIOs.
     private let engine: TLSEngine
+    /// Decrypted bytes not yet split into lines.
     private var plaintext: [UInt8] = []
+    /// Set once the daemon closed (TCP EOF or its close_notify).
     private var peerClosed = false
 
     /// Failures of the test's own TLS side.
@@ -73,6 +76,7 @@ final class TLSLineClient {
         return (text.split(separator: "\n").map(String.init), peerClosed)
     }
 
+    /// Moves every plaintext byte the engine can produce into `plaintext`; notes close_notify.
     private func decrypt() {
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -87,6 +91,7 @@ final class TLSLineClient {
         }
     }
 
+    /// Sends whatever ciphertext the engine produced (handshake, records, close_notify).
     private func sendCiphertext() {
         var out: [UInt8] = []
         engine.takeCiphertext(appendingTo: &out)
