@@ -57,7 +57,7 @@ let package = Package(
             dependencies: ["HeraldBroker", "HeraldWire", "HeraldFuzzHarness"],
             exclude: ["FuzzRegressions"]
         ),
-        .testTarget(name: "HeraldServerTests", dependencies: ["HeraldServer", "HeraldWire", "HeraldTestSupport", "heraldd"]),
+        .testTarget(name: "HeraldServerTests", dependencies: ["HeraldServer", "HeraldWire", "HeraldTLS", "HeraldTestSupport", "heraldd"]),
         .target(name: "HeraldTestSupport", path: "Tests/HeraldTestSupport"),
         .target(name: "HeraldExamples", dependencies: ["Herald"], path: "Examples"),
         .testTarget(name: "HeraldTests", dependencies: ["Herald", "HeraldExamples", "HeraldTestSupport", "heraldd"]),

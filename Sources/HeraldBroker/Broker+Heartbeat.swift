@@ -20,7 +20,9 @@ extension Broker {
                 if now - session.closeRequestedAt >= closeGraceMs { overdue.append(session) }
                 continue
             }
-            guard interval > 0 else { continue }
+            // A half-closed peer cannot answer a ping: its drain is bounded by the deadlines
+            // of what it asked for, not by heartbeats (`Broker+HalfClose`).
+            guard interval > 0, !session.inputEnded else { continue }
             let silent = now - session.lastHeard
             if silent >= 3 * interval {
                 fail(session, HeraldError(.timeout, "no traffic for " + String(silent) + " ms; closing"), now: now)

@@ -62,14 +62,23 @@ extension Broker {
     public var hasPendingRecords: Bool { !retention.pendingRecords.isEmpty }
 
     /// Releases the answers held for records up to `position`, now durable.
-    /// - Parameter position: the highest durable log position.
-    public func durable(upTo position: Int) {
+    ///
+    /// A half-closed connection whose last held answer this releases is asked to close after
+    /// writing it (`Broker+HalfClose`).
+    /// - Parameters:
+    ///   - position: the highest durable log position.
+    ///   - now: the monotonic clock in ms (when a close is asked for); the latest time the
+    ///     broker was told when nil.
+    public func durable(upTo position: Int, now: Int? = nil) {
+        if let now { lastNow = max(lastNow, now) }
         var stillHeld: [Session] = []
+        var released: [Session] = []
         for session in retention.heldSessions {
             if session.releaseBarriers(upTo: position) { markDirty(session) }
-            if !session.barriers.isEmpty { stillHeld.append(session) }
+            if session.barriers.isEmpty { released.append(session) } else { stillHeld.append(session) }
         }
         retention.heldSessions = stillHeld
+        for session in released { closeIfDrained(session) }
     }
 
     /// Applies a validated state change: limits (the daemon's, then the user's

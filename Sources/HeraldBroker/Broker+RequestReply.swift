@@ -88,6 +88,7 @@ extension Broker {
                 }
                 out.appendRaw("}\n")
             }
+            closeIfDrained(pending.requester)
         }
         guard current.ridRaw != nil else { return }
         answer(session, .reply) { out in
@@ -153,5 +154,6 @@ extension Broker {
             appendStoredRid(pending.rid, to: &out)
             out.appendRaw("}\n")
         }
+        closeIfDrained(pending.requester)
     }
 }

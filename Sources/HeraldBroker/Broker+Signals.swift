@@ -207,6 +207,7 @@ extension Broker {
             }
             out.appendRaw("]}\n")
         }
+        closeIfDrained(pending.sender)
     }
 
     /// Keeps, per handler connection, the ids of finished signals it was offered, so a late
@@ -243,6 +244,13 @@ extension Broker {
             deadlines.cancel(kind: .signalOffer, id: pending.id)
             rememberFinished(pending)
         }
+        passHeldOffers(of: session, now: now)
+    }
+
+    /// Every offer `session` holds counts as `pass` (listed in `timeouts`) and its signal
+    /// moves on: the connection leaves, or its peer ended its input and can never answer
+    /// `handled` (`Broker+HalfClose`).
+    func passHeldOffers(of session: Session, now: Int) {
         for id in (offersHeld[session.id] ?? []).sorted() {
             guard let pending = signals[id], pending.offeredTo == session.id, let handler = pending.offeredID else { continue }
             deadlines.cancel(kind: .signalOffer, id: pending.id)

@@ -88,6 +88,11 @@ struct PendingRequests {
         return nextID
     }
 
+    /// Whether a request this connection made still waits for its reply or its timeout.
+    func hasRequests(of requester: ConnectionID) -> Bool {
+        byRequester[requester] != nil
+    }
+
     /// The id of the request with this token, if it still waits.
     func id(for token: ReplyToken) -> Int? {
         byToken[token]

@@ -27,6 +27,9 @@ public final class Session {
     public var inFlight = 0
     /// Set once the connection is to close after its pending bytes are flushed.
     public internal(set) var closeAfterFlush = false
+    /// Set once the peer shut its sending side (`Broker.endOfInput`): nothing more will be
+    /// read; the connection closes once what it asked for is answered (`Broker+HalfClose`).
+    public internal(set) var inputEnded = false
     /// When the close was asked for, so a peer that never reads cannot hold it open.
     public internal(set) var closeRequestedAt = 0
     /// Subscriptions by name.

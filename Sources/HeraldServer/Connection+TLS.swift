@@ -24,7 +24,8 @@ extension Connection {
         }
     }
 
-    /// One read on a TLS connection: handshake, then decrypt and deliver; EOF or error closes.
+    /// One read on a TLS connection: handshake, then decrypt and deliver; EOF (after the
+    /// handshake) starts a half-close, an error closes.
     func didReadTLS(_ tls: TLSEngine, count: Int) {
         guard count > 0 else {
             if count < 0 {
@@ -33,7 +34,7 @@ extension Connection {
                     close(reason: .tlsFailed)
                     return
                 }
-                close(reason: Connection.endReason(count))
+                readEnded(count)
             }
             return
         }
@@ -79,8 +80,8 @@ extension Connection {
             case .needMore?, .bytes?:
                 return
             case .closed?:
-                // close_notify: the peer sends nothing more; like EOF on plain TCP, we close.
-                close(reason: .peerClosed)
+                // close_notify: the peer sends nothing more; like EOF on plain TCP, a half-close.
+                endInput()
                 return
             case .failed(let error)?:
                 logTLS("tls connection failed", reason: error.description)

@@ -38,7 +38,8 @@ extension Connection {
         case .read:
             if isHolding {
                 isHolding = false
-                startReading()
+                // Input that ended while lines were held ends now, after them.
+                if inputHasEnded { handInputEnd() } else { startReading() }
             }
         case .verify(let parked):
             hold()

@@ -43,6 +43,8 @@ final class Connection {
     private(set) var isWriting = false
     var closeWhenWritten = false
     private(set) var isClosing = false
+    /// Set once the peer ended its input (`Connection+HalfClose`): reading never resumes.
+    var inputHasEnded = false
     /// Bytes read behind a parked `hello`, not yet framed (`Connection+Verification`): at most
     /// one read's worth, since reading stops while a verification runs.
     var held: [UInt8] = []
@@ -153,14 +155,15 @@ final class Connection {
         if status != 0 { close(reason: Connection.endReason(Int(status))) }
     }
 
-    /// Handles one read: every line of it to the broker under one lock; EOF or error closes.
+    /// Handles one read: every line of it to the broker under one lock; EOF starts a
+    /// half-close (`Connection+HalfClose`), an error closes.
     private func didRead(_ count: Int) {
         if let tls {
             didReadTLS(tls, count: count)
             return
         }
         guard count > 0 else {
-            if count < 0 { close(reason: Connection.endReason(count)) }
+            if count < 0 { readEnded(count) }
             return
         }
         deliver(UnsafeRawBufferPointer(start: worker.readBufferBytes.baseAddress, count: count))

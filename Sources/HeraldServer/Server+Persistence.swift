@@ -58,7 +58,7 @@ extension Server {
         let now = main.now
         shared.withLock { broker in
             let progress = persistence.writer.takeProgress()
-            broker.durable(upTo: progress.ackable)
+            broker.durable(upTo: progress.ackable, now: now)
             broker.dataFolderReport(fault: progress.fault, writerBytes: progress.backlogBytes, now: now)
             if progress.wantsSnapshot {
                 drainStateRecords(broker)

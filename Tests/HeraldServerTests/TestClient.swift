@@ -96,6 +96,28 @@ final class TestClient {
         return try frame()
     }
 
+    /// Shuts the sending side only (`shutdown(SHUT_WR)`, what `nc -q1` does at the end of its
+    /// input): the daemon reads EOF, and this side can still read its answers.
+    func shutdownSending() {
+        shutdown(fd, Int32(SHUT_WR))
+    }
+
+    /// Every line until the daemon closes the connection, or until `timeout` seconds pass.
+    /// - Returns: the lines read, and whether the connection was closed (false: timed out).
+    func linesUntilClosed(timeout: Double = 10) -> (lines: [String], closed: Bool) {
+        let deadline = Date().addingTimeInterval(timeout)
+        var lines: [String] = []
+        while true {
+            do {
+                lines.append(try line(timeout: max(0.01, deadline.timeIntervalSinceNow)))
+            } catch ClientError.closed {
+                return (lines, true)
+            } catch {
+                return (lines, false)
+            }
+        }
+    }
+
     /// Whether the daemon closed the connection within `timeout` (buffered lines are skipped).
     func isClosedByPeer(timeout: Double = 5) -> Bool {
         while true {
