@@ -24,6 +24,11 @@ public final class Broker {
     let scanner = RequestScanner()
     /// Sessions with new outbound bytes or a close request since the last drain.
     private var dirty: [Session] = []
+    /// `since` replays still being sent, oldest first (`Broker+Replay.swift`).
+    var replays: [ReplayCursor] = []
+    /// Whether the last `continueReplays` queued anything: the loop must run another pass
+    /// even if no socket event wakes it (the bytes may have been written at once).
+    var replayQueued = false
     /// Creation order counter for subscriptions.
     var nextSerial = 0
     /// When the broker started (monotonic ms), for `uptime_ms`.
