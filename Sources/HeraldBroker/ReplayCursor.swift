@@ -29,6 +29,12 @@ final class ReplayCursor {
     /// `{"event":"CH","sub":"NAME"`, built once for every event the replay sends.
     let prefix: [UInt8]
 
+    /// Makes a cursor at history position `next` for a subscription just answered.
+    /// - Parameters:
+    ///   - subscription: the subscription to catch up (its group decides `lastSeq`).
+    ///   - channel: its concrete channel.
+    ///   - next: the position of the first event after the `since` asked for.
+    ///   - subscribedAt: the channel's `seq` when the `sub` was answered.
     init(subscription: Subscription, channel: Channel, next: Int, subscribedAt: Int) {
         var prefix: [UInt8] = []
         channel.appendPrefix(for: subscription, to: &prefix)

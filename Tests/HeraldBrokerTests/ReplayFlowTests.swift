@@ -170,4 +170,31 @@ import Testing
         #expect(Broker.sender(in: Array(#","seq":"#.utf8)[...]).isEmpty)
         #expect(Broker.sender(in: []).isEmpty)
     }
+
+    @Test func aGroupMemberReplaysUpToItsSubAndTheGroupGetsEachLaterEventOnce() {
+        let harness = Self.harness()
+        let writer = harness.connect()
+        let live = harness.connect()
+        let late = harness.connect()
+        Self.publish(harness, writer, 5_000)
+        _ = harness.subscribe(live, #""ch":"c","group":"g""#)
+        harness.send(late, #"{"op":"sub","ch":"c","group":"g","since":0}"#)
+        var published = 5_000
+        var liveSeqs: [Int] = []
+        let frames = Self.drain(harness, late) {
+            if published < 5_100 {
+                harness.send(writer, #"{"op":"pub","ch":"c","data":"live"}"#)
+                published += 1
+            }
+            liveSeqs += Self.seqs(harness.frames(live))
+        }
+        Self.publish(harness, writer, 10)
+        liveSeqs += Self.seqs(harness.frames(live))
+        let lateSeqs = Self.seqs(frames + harness.frames(late))
+        #expect(Array(lateSeqs.prefix(5_000)) == Array(1...5_000), "the replay, whole and in order")
+        #expect(published > 5_010, "live events were published mid-replay")
+        #expect((liveSeqs + lateSeqs.dropFirst(5_000)).sorted() == Array(5_001...(published + 10)),
+                "each later event went to exactly one member")
+        #expect(zip(lateSeqs, lateSeqs.dropFirst()).allSatisfy { $0 < $1 }, "nothing live overtook its replay")
+    }
 }

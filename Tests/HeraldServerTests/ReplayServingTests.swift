@@ -9,7 +9,9 @@ import Glibc
     /// Reads event lines from a socket and checks their `seq`s run 1, 2, 3… without a gap or
     /// a repeat; scans bytes instead of parsing JSON, as 200,000 lines are read.
     final class SeqReader {
+        /// The socket read.
         let fd: Int32
+        /// An unfinished last line, kept for the next read.
         private var carry: [UInt8] = []
         /// The last `seq` seen, 0 before any.
         private(set) var last = 0
@@ -18,6 +20,7 @@ import Glibc
         /// The first line, when it was not an event (the `sub`'s answer).
         private(set) var first: String?
 
+        /// Reads from `fd` (the bytes after the `sub` request was sent).
         init(fd: Int32) { self.fd = fd }
 
         /// Reads until `seq` `target` arrived, the peer closed or `timeout` passed.
@@ -36,6 +39,7 @@ import Glibc
             return last >= target
         }
 
+        /// Checks every whole line in `bytes` (plus what was carried over).
         private func scan(_ bytes: ArraySlice<UInt8>) {
             carry.append(contentsOf: bytes)
             var start = 0
@@ -46,6 +50,7 @@ import Glibc
             carry.removeFirst(start)
         }
 
+        /// Takes one line: the answer first, then each event's `seq` must be the last plus 1.
         private func check(_ line: ArraySlice<UInt8>) {
             let key = Array(#""seq":"#.utf8)
             guard let at = line.indices.first(where: { line[$0...].starts(with: key) }) else {
