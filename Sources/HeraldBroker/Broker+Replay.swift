@@ -29,9 +29,10 @@ extension Broker {
     /// `maxReplayWindow`.
     var replayWindow: Int { Swift.min(config.maxPending / 2, Broker.maxReplayWindow) }
 
-    /// Whether a replay needs a loop pass: one queued bytes in the last pass (they may have
-    /// been written at once, with no socket event to wake the loop), or one waits for a
-    /// connection that has drained to the low-water mark, or one was ended and is to go.
+    /// Whether a replay needs a loop pass: one queued bytes in the last pass, or its
+    /// connection was about to be flushed (either may have been written at once, with no
+    /// socket event to wake the loop), or one waits for a connection that has drained to the
+    /// low-water mark, or one was ended and is to go.
     var hasRunnableReplay: Bool {
         replayQueued || replays.contains { isRunnable($0) }
     }
@@ -62,6 +63,10 @@ extension Broker {
         for cursor in replays {
             guard isRunnable(cursor), !isOverBudget() else {
                 kept.append(cursor)
+                // Bytes someone else queued (the `sub`'s first window, live traffic) are about
+                // to be written in this pass; if the socket takes them at once, no event
+                // wakes the loop, so ask for one more pass to look again.
+                if cursor.subscription.isActive && cursor.subscription.session.isDirty { replayQueued = true }
                 continue
             }
             if pump(cursor, isOverBudget: isOverBudget) { kept.append(cursor) }

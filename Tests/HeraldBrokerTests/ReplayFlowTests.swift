@@ -19,8 +19,8 @@ import Testing
         _ = harness.lines(writer)
     }
 
-    /// What a reader that keeps reading gets: takes the queued lines, lets the broker run a
-    /// pass (as the server does per loop pass), calls `between` after each pass, until the
+    /// What a reader that keeps reading gets: takes the queued lines (the flush pass
+    /// draining the dirty list, as the server does), lets the broker run a pass, calls `between` after each pass, until the
     /// broker has nothing left to queue. Checks the replay never holds more than `max_pending`.
     static func drain(_ harness: BrokerHarness, _ reader: Session, between: () -> Void = {}) -> [[String: Any]] {
         var frames: [[String: Any]] = []
@@ -28,6 +28,7 @@ import Testing
         repeat {
             #expect(reader.pendingBytes <= harness.broker.config.maxPending)
             frames += harness.frames(reader)
+            harness.broker.drainDirty { _ in }
             harness.broker.continueDeferredWork()
             between()
             passes += 1
@@ -116,6 +117,7 @@ import Testing
         Self.publish(harness, writer, 5_000)
         harness.send(reader, #"{"op":"sub","ch":"c","since":0}"#)
         harness.broker.disconnect(reader)
+        harness.broker.drainDirty { _ in }
         harness.broker.continueDeferredWork()
         #expect(harness.broker.replays.isEmpty && !harness.broker.hasDeferredWork)
         Self.publish(harness, writer, 3)
@@ -144,7 +146,10 @@ import Testing
         var taken: [UInt8] = []
         reader.takeOutbound(into: &taken)
         reader.inFlight = taken.count
-        for _ in 0..<10 { harness.broker.continueDeferredWork() }
+        for _ in 0..<10 {
+            harness.broker.drainDirty { _ in }
+            harness.broker.continueDeferredWork()
+        }
         #expect(reader.pendingBytes <= 65_536 && !reader.closeAfterFlush)
         #expect(!harness.broker.hasDeferredWork, "no busy loop while the socket is full")
         reader.inFlight = 0
