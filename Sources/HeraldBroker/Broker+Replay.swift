@@ -113,6 +113,19 @@ extension Broker {
         }
     }
 
+    /// `history` set to 0 (SIGHUP) while replays run: history is no longer recorded, so a
+    /// cursor would miss what is published from now on. Every replaying subscription goes
+    /// live at once; the events it had not been sent yet are counted in its `dropped`.
+    func endReplaysWithoutHistory() {
+        for cursor in replays where cursor.subscription.isActive {
+            skipEvicted(cursor)
+            cursor.subscription.dropped += cursor.channel.history.endPosition - cursor.next
+            _ = finish(cursor)
+        }
+        replays = []
+        replayQueued = false
+    }
+
     /// Events the history lost before the cursor reached them (evicted by `history`,
     /// `history_bytes` or a user's `history_bytes`): skipped, and counted in the `dropped`
     /// field of the subscription's next event, as for an event the `drop` policy skipped.

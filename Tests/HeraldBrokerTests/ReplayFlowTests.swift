@@ -202,4 +202,19 @@ import Testing
                 "each later event went to exactly one member")
         #expect(zip(lateSeqs, lateSeqs.dropFirst()).allSatisfy { $0 < $1 }, "nothing live overtook its replay")
     }
+
+    @Test func historyTurnedOffMidReplayGoesLiveAndCountsWhatWasNotSent() {
+        let harness = Self.harness()
+        let writer = harness.connect()
+        let reader = harness.connect()
+        Self.publish(harness, writer, 5_000)
+        harness.send(reader, #"{"op":"sub","ch":"c","since":0}"#)
+        let sent = Self.seqs(harness.frames(reader)).count
+        harness.broker.config.history = 0
+        #expect(harness.broker.replays.isEmpty)
+        harness.send(writer, #"{"op":"pub","ch":"c","data":"after"}"#)
+        let next = harness.frames(reader)
+        #expect(next.count == 1 && next.first?["seq"] as? Int == 5_001, "live at once: nothing published is lost")
+        #expect(next.first?["dropped"] as? Int == 5_000 - sent, "what the replay had not sent is counted")
+    }
 }
