@@ -103,10 +103,11 @@ extension Broker {
         return catchUp
     }
 
-    /// Sends the `current` events, then the replayed ones, to a subscription just made.
+    /// Sends the `current` events, then starts the replay (`Broker+Replay.swift`), to a
+    /// subscription just made.
     func sendCatchUp(_ catchUp: CatchUp, to subscription: Subscription) {
         if catchUp.current { sendCurrent(to: subscription) }
-        if let since = catchUp.since { replay(after: since, to: subscription) }
+        if let since = catchUp.since { startReplay(after: since, to: subscription) }
     }
 
     /// `kind:"current"` events for every matching channel that holds state, by name.
@@ -138,15 +139,6 @@ extension Broker {
         }
     }
 
-    /// The channel's history after `since`, marked `replay:true`.
-    private func replay(after since: Int, to subscription: Subscription) {
-        guard let channel = channels[subscription.pattern] else { return }
-        channel.history.forEach(after: since) { _, middle, tail in
-            guard subscription.isActive else { return }
-            _ = deliverExtra(to: subscription, on: channel, middle, replay: true, tail)
-        }
-    }
-
     /// Appends one event frame for a single subscription (current or replayed), with the
     /// same `max_pending`, `max`, `last` and `dropped` rules as live delivery.
     /// - Returns: whether it was queued.
@@ -154,18 +146,28 @@ extension Broker {
         to subscription: Subscription, on channel: Channel, _ middle: ArraySlice<UInt8>, replay: Bool,
         _ tail: ArraySlice<UInt8>
     ) -> Bool {
+        var prefix: [UInt8] = []
+        channel.appendPrefix(for: subscription, to: &prefix)
+        return deliverExtra(to: subscription, prefix: prefix, on: channel, middle, replay: replay, tail)
+    }
+
+    /// `deliverExtra` with the frame's `{"event":"CH","sub":"NAME"` already built, so a
+    /// replay builds it once for all its events.
+    /// - Returns: whether it was queued.
+    func deliverExtra(
+        to subscription: Subscription, prefix: [UInt8], on channel: Channel, _ middle: ArraySlice<UInt8>,
+        replay: Bool, _ tail: ArraySlice<UInt8>
+    ) -> Bool {
         let session = subscription.session
         guard subscription.isActive, !session.closeAfterFlush else { return false }
         let isLast = subscription.remaining == 1
-        let size = channel.eventHead.count + subscription.quotedName.count + middle.count
-            + subscription.argsFragmentCount + tail.count + 60
+        let size = prefix.count + middle.count + subscription.argsFragmentCount + tail.count + 60
         if session.pendingBytes + size > config.maxPending {
             overflow(subscription)
             return false
         }
         session.reserveOutbound(size, limit: config.maxPending - session.inFlight)
-        session.outbound.append(contentsOf: channel.eventHead)
-        session.outbound.append(contentsOf: subscription.quotedName)
+        session.outbound.append(contentsOf: prefix)
         session.outbound.append(contentsOf: middle)
         if replay { session.outbound.appendRaw(#","replay":true"#) }
         appendExtras(of: subscription, isLast: isLast, to: &session.outbound)

@@ -83,7 +83,7 @@ extension Broker {
                             }
                         }
                     } else if let group = target.group?.takeUnretainedValue(),
-                              let member = group.pick({ accepts($0, from: publisher, on: channel) }) {
+                              let member = group.pick({ !$0.isReplaying && accepts($0, from: publisher, on: channel) }) {
                         groupPrefix.removeAll(keepingCapacity: true)
                         channel.appendPrefix(for: member, to: &groupPrefix)
                         let delivered = groupPrefix.withUnsafeBytes { deliver(to: member, prefix: $0) }

@@ -62,12 +62,14 @@ extension Broker {
     }
 
     /// Whether queued teardown work is left for later passes.
+    /// Also true while a `since` replay has something to queue (`Broker+Replay.swift`): a
+    /// replay is the same kind of work, done a slice per pass while the loop stays awake.
     public var hasDeferredWork: Bool {
-        removalHead < deferredRemovals.count || !deferredLocks.isEmpty
+        removalHead < deferredRemovals.count || !deferredLocks.isEmpty || hasRunnableReplay
     }
 
-    /// Runs one slice of every queued teardown; the server calls it once per loop pass
-    /// while `hasDeferredWork`.
+    /// Runs one slice of every queued teardown, and the next window of every `since` replay
+    /// whose connection drained; the server calls it once per loop pass while `hasDeferredWork`.
     ///
     /// A slice ends at `removalSlice` removals and `lockReleaseSlice` releases, or earlier
     /// when `isOverBudget` (the server's clock against its pass budget) says so: an item's
@@ -77,6 +79,7 @@ extension Broker {
         if !continueRemovals(budget: Broker.removalSlice, isOverBudget: isOverBudget) {
             continueLockReleases(budget: Broker.lockReleaseSlice, isOverBudget: isOverBudget)
         }
+        continueReplays(isOverBudget: isOverBudget)
         flushSystemEvents()
     }
 

@@ -9,7 +9,11 @@ import HeraldWire
 /// sockets, clocks or threads, so tests drive it directly and read the queued bytes.
 public final class Broker {
     /// Tunables; may be replaced while running (SIGHUP).
-    public var config: BrokerConfig
+    public var config: BrokerConfig {
+        // With `history: 0` nothing is recorded any more, so a replay could not see the
+        // events published after it (`Broker+Replay.swift`): its subscriptions go live now.
+        didSet { if config.history == 0 && !replays.isEmpty { endReplaysWithoutHistory() } }
+    }
     /// Counters for `stats`.
     public var stats = BrokerStats()
     /// The wall clock in ms, for `ping`/`pong` payloads; injected so tests are repeatable.
@@ -24,6 +28,11 @@ public final class Broker {
     let scanner = RequestScanner()
     /// Sessions with new outbound bytes or a close request since the last drain.
     private var dirty: [Session] = []
+    /// `since` replays still being sent, oldest first (`Broker+Replay.swift`).
+    var replays: [ReplayCursor] = []
+    /// Whether the last `continueReplays` queued anything: the loop must run another pass
+    /// even if no socket event wakes it (the bytes may have been written at once).
+    var replayQueued = false
     /// Creation order counter for subscriptions.
     var nextSerial = 0
     /// When the broker started (monotonic ms), for `uptime_ms`.

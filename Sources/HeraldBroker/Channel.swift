@@ -59,6 +59,11 @@ extension Channel {
     func refreshTargets(in index: SubscriptionIndex) {
         guard cacheGeneration != index.generation else { return }
         targets = index.targets(for: name)
+        // A subscription still replaying gets this channel's events through its cursor
+        // (`ReplayCursor`); it joins the targets when the replay ends and resets the cache.
+        if targets.contains(where: { if case .single(let s) = $0 { s.isReplaying } else { false } }) {
+            targets.removeAll { if case .single(let s) = $0 { s.isReplaying } else { false } }
+        }
         prefixArena.removeAll(keepingCapacity: true)
         fastTargets = targets.map { target in
             switch target {

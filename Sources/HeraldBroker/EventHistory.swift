@@ -33,6 +33,15 @@ struct EventHistory {
     private var entries: [Entry] = []
     /// Index of the oldest live entry.
     private var head = 0
+    /// How many events ever left this history: the absolute position of the oldest one held.
+    ///
+    /// Positions count every event the history ever held, so a `since` replay can keep its
+    /// place as a plain number (`ReplayCursor.next`) while events are added and evicted:
+    /// a position below `firstPosition` was evicted, one at `endPosition` is not there yet.
+    private(set) var firstPosition = 0
+
+    /// One past the absolute position of the newest event held.
+    var endPosition: Int { firstPosition + count }
 
     /// Number of events held.
     var count: Int { entries.count - head }
@@ -78,6 +87,7 @@ struct EventHistory {
         let owner = entries[head].owner
         entries[head].owner = nil
         head += 1
+        firstPosition += 1
         liveBytes -= freed
         if head == entries.count {
             base += bytes.count
@@ -102,6 +112,7 @@ struct EventHistory {
             if let owner = entry.owner { credit(owner, Int(entry.length) + Self.entryCost) }
         }
         let freed = liveBytes
+        firstPosition += count
         base += bytes.count
         bytes = []
         entries = []
@@ -121,6 +132,29 @@ struct EventHistory {
             let middle = start + Int(entry.middle)
             body(entry.seq, bytes[start..<middle], bytes[middle..<(start + Int(entry.length))])
         }
+    }
+}
+
+extension EventHistory {
+    /// The absolute position of the oldest event held with `seq` above `after` (`endPosition`
+    /// when there is none). Binary search: entries are in `seq` order.
+    func position(after seq: Int) -> Int {
+        var low = head
+        var high = entries.count
+        while low < high {
+            let mid = (low + high) / 2
+            if entries[mid].seq > seq { high = mid } else { low = mid + 1 }
+        }
+        return firstPosition + (low - head)
+    }
+
+    /// The event at an absolute position, which must be in `firstPosition..<endPosition`.
+    /// - Returns: its `seq`, middle and tail (slices of the history's buffer).
+    func event(at position: Int) -> (seq: Int, middle: ArraySlice<UInt8>, tail: ArraySlice<UInt8>) {
+        let entry = entries[head + position - firstPosition]
+        let start = entry.start - base
+        let middle = start + Int(entry.middle)
+        return (entry.seq, bytes[start..<middle], bytes[middle..<(start + Int(entry.length))])
     }
 }
 

@@ -28,6 +28,10 @@ public final class Subscription {
     public internal(set) var isHandler = false
     /// Cleared on removal so stale references in caches deliver nothing.
     public internal(set) var isActive = true
+    /// Set while a `since` replay is still being sent (`ReplayCursor`): live events then
+    /// reach it through the replay, in order, so it is left out of the channel's cached
+    /// targets (`Channel.refreshTargets`) and of queue-group picks until it catches up.
+    var isReplaying = false
     /// Set while some lock names this subscription by its global id, so the delivery
     /// check consults the lock table only for subscriptions a lock can concern.
     var isLockTarget = false

@@ -55,6 +55,7 @@ extension Config: Decodable {
         try readListeners(reader)
         try readLimits(reader)
         try readTLS(reader)
+        if let problem = historyProblem(memory: Config.physicalMemory) { throw problem }
     }
 
     /// Keys fixed at start-up: where to listen, where to store, how many threads.

@@ -77,6 +77,7 @@ extension Server {
             }
             warnAboutPlainTokens(config)
             warnAboutFastHashes(config)
+            warnAboutHistory(config)
             logger.setLevel(config.logLevel)
             nextHeartbeatTick = min(nextHeartbeatTick, main.now + Server.tickInterval(heartbeatMs: config.heartbeatMs))
             armTicker()

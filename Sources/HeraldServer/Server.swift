@@ -78,6 +78,7 @@ public final class Server {
         }
         warnAboutPlainTokens(config)
         warnAboutFastHashes(config)
+        warnAboutHistory(config)
     }
 
     /// The first loop: listeners, timer and signals live on it.
