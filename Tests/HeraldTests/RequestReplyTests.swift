@@ -13,7 +13,9 @@ import Testing
         let adder = try startAdder(responder)
         try await adder.ready()
         #expect(await addRemotely(requester, 1, 2) == "sum 3")
-        let raw = try await requester.request(raw: RawJSON(#"{"a":20,"b":22}"#), to: Add.channel)
+        // A generous timeout: the default 1 s expired once with the whole suite running in
+        // parallel on two loaded cores (the test is about the reply, not the deadline).
+        let raw = try await requester.request(raw: RawJSON(#"{"a":20,"b":22}"#), to: Add.channel, timeout: 30)
         #expect(raw.data == RawJSON("42"))
         #expect(raw.from == responder.serverInfo?.client)
     }
