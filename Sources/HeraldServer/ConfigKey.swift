@@ -50,6 +50,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
     case authFailWindowMs = "auth_fail_window_ms"
     case authBlockMs = "auth_block_ms"
     case userLimits = "user_limits"
+    case cluster
 
     /// Longest Unix socket path: `sun_path` is 108 bytes on Linux, one of them the NUL.
     static let maxUnixPathBytes = 107
@@ -98,6 +99,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .maxUnauthenticated: return .integer(1...10_000_000)
         case .authFailLimit: return .integer(1...1_000_000)
         case .authFailWindowMs, .authBlockMs: return .integer(1_000...86_400_000)
+        case .cluster: return .section("an object: { redis: \"redis://host:port\", node: NAME, key_prefix? }")
         case .userLimits:
             return .section("an object: { connections?, subscriptions?, channels?, retained_bytes?, history_bytes?, "
                 + "pending_bytes? } of positive integers")
@@ -107,7 +109,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
     /// Whether the key may be absent from a running config (`null` in the file means "unset").
     var isOptional: Bool {
         switch self {
-        case .unix, .dataDir, .monitorPort, .tlsPort, .tlsHost, .tlsCert, .tlsKey: return true
+        case .unix, .dataDir, .monitorPort, .tlsPort, .tlsHost, .tlsCert, .tlsKey, .cluster: return true
         default: return false
         }
     }
@@ -121,7 +123,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .host, .port, .unix, .unixMode, .dataDir, .workers, .fsync, .compactMinBytes: return false
         case .monitorPort, .monitorHost: return false
         case .monitorTimeoutMs: return true
-        case .tlsPort, .tlsHost, .tlsCert, .tlsKey, .tlsCiphers, .passBudgetUs: return false
+        case .tlsPort, .tlsHost, .tlsCert, .tlsKey, .tlsCiphers, .passBudgetUs, .cluster: return false
         // Read per connection when it is accepted, like the auth deadline.
         case .tlsTimeoutMs: return true
         case .logLevel, .maxLine, .maxErrors, .heartbeatMs, .maxPending, .slowConsumer: return true
