@@ -10,6 +10,8 @@ import HeraldWire
 public final class Broker {
     /// Tunables; may be replaced while running (SIGHUP).
     public var config: BrokerConfig
+    /// Cluster mode's state (docs/cluster.md); nil when the daemon runs alone.
+    public var cluster: ClusterState?
     /// Counters for `stats`.
     public var stats = BrokerStats()
     /// The wall clock in ms, for `ping`/`pong` payloads; injected so tests are repeatable.
@@ -247,7 +249,10 @@ public final class Broker {
             account.subscriptions -= 1
             dropIfEmpty(account)
         }
-        if index.remove(subscription) && !subscription.isWildcard { directoryDrop(subscription.pattern) }
+        if index.remove(subscription) {
+            if !subscription.isWildcard { directoryDrop(subscription.pattern) }
+            clusterInterestRemoved(subscription.pattern)
+        }
     }
 }
 
