@@ -87,3 +87,19 @@ import Testing
         #expect(answer?["error"] as? String == "unavailable" && answer?["rid"] as? String == "r1")
     }
 }
+
+@Suite struct ClusterCatchUpTests {
+    @Test func sinceInClusterModeSaysNotRecoveredUntilHistoryIsReadFromRedis() {
+        let harness = BrokerHarness()
+        let cluster = ClusterState(nodeIndex: 1)
+        harness.broker.cluster = cluster
+        let client = harness.connect()
+        harness.subscribe(client, #""ch":"h.1","sub":"a""#)
+        cluster.takeInterest().forEach { harness.broker.interestSeen(upTo: $0.ticket) }
+        _ = harness.frames(client)
+        harness.broker.deliverRemote(channel: Array("h.1".utf8), seq: 5, from: 9, data: nil)
+        _ = harness.frames(client)
+        let answer = harness.request(client, #"{"op":"sub","ch":"h.1","sub":"b","since":5}"#)
+        #expect(answer["recovered"] as? Bool == false, "this node cannot know what was published elsewhere: \(answer)")
+    }
+}
