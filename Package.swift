@@ -24,6 +24,12 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
+        // No pkgConfig: hiredis.pc adds -D_FILE_OFFSET_BITS=64, which SwiftPM warns about;
+        // the headers are in /usr/include/hiredis and the module map links the library.
+        .systemLibrary(
+            name: "CHiredis",
+            providers: [.apt(["libhiredis-dev"])]
+        ),
         .target(name: "HeraldTLS", dependencies: ["COpenSSL"]),
         .target(
             name: "HeraldWire",
@@ -39,7 +45,7 @@ let package = Package(
         .target(name: "HeraldFuzzHarness", dependencies: ["HeraldWire", "HeraldBroker"]),
         .target(
             name: "HeraldServer",
-            dependencies: ["CLibUV", "COpenSSL", "HeraldWire", "HeraldBroker", "HeraldArguments", "HeraldTLS"]
+            dependencies: ["CLibUV", "CHiredis", "COpenSSL", "HeraldWire", "HeraldBroker", "HeraldArguments", "HeraldTLS"]
         ),
         .target(name: "Herald", dependencies: ["HeraldWire", "HeraldTLS"]),
         .executableTarget(name: "herald", dependencies: ["Herald", "HeraldWire", "HeraldArguments"]),

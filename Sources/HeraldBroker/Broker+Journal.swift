@@ -6,6 +6,8 @@ struct Retention {
     var pendingRecords: [StateRecord] = []
     /// The log position of the last record emitted (records are numbered from 1 per start).
     var lastPosition = 0
+    /// The highest log position the server reported durable.
+    var durablePosition = 0
     /// Sessions with held answers (`Session.barriers` not empty).
     var heldSessions: [Session] = []
     /// Bytes of every channel's history together.
@@ -71,10 +73,18 @@ extension Broker {
     ///     broker was told when nil.
     public func durable(upTo position: Int, now: Int? = nil) {
         if let now { lastNow = max(lastNow, now) }
+        retention.durablePosition = max(retention.durablePosition, position)
+        releaseHeldSessions()
+    }
+
+    /// Releases what the durable position and the interest tickets done now allow.
+    func releaseHeldSessions() {
+        let position = retention.durablePosition
+        let tickets = cluster?.ticketsDone ?? Int.max
         var stillHeld: [Session] = []
         var released: [Session] = []
         for session in retention.heldSessions {
-            if session.releaseBarriers(upTo: position) { markDirty(session) }
+            if session.releaseBarriers(upTo: position, ticketsDone: tickets) { markDirty(session) }
             if session.barriers.isEmpty { released.append(session) } else { stillHeld.append(session) }
         }
         retention.heldSessions = stillHeld

@@ -7,6 +7,7 @@ extension Broker {
     /// only a cached prefix (`{"event":"CH","sub":"NAME"`) and, when set, `args`, `last`
     /// and `dropped` are added.
     func publish(from session: Session) throws(HeraldError) {
+        if let cluster { return try publishToCluster(cluster, from: session) }
         let channel = try publishChannel(for: session)
         channel.seq += 1
         buildSharedParts(seq: channel.seq, from: session, data: scanner.raw(.data))
@@ -45,11 +46,16 @@ extension Broker {
 
     /// Builds the shared parts; `middle` (e.g. a request's `,"reply":"…"`) goes before `data`.
     func buildSharedParts(seq: Int, from session: Session, data: UnsafeRawBufferPointer?, middle: [UInt8] = []) {
+        buildSharedParts(seq: seq, quotedFrom: session.quotedClientID, data: data, middle: middle)
+    }
+
+    /// The same, for a publisher named by its quoted client id (`"c7"`): one on another node.
+    func buildSharedParts(seq: Int, quotedFrom: [UInt8], data: UnsafeRawBufferPointer?, middle: [UInt8] = []) {
         eventShared.reset()
         eventShared.append(#","seq":"#)
         eventShared.appendDecimal(seq)
         eventShared.append(#","from":"#)
-        eventShared.append(session.quotedClientID)
+        eventShared.append(quotedFrom)
         eventShared.append(middle)
         eventSplit = eventShared.count
         if let data {
@@ -66,6 +72,11 @@ extension Broker {
     /// alive for the whole loop even if a delivery ends a subscription.
     /// - Returns: how many subscriptions received it.
     func fanOut(on channel: Channel, from publisher: Session) -> Int {
+        fanOut(on: channel, publisherID: publisher.id)
+    }
+
+    /// The same, for a publisher named by its global id (it may live on another node).
+    func fanOut(on channel: Channel, publisherID publisher: ConnectionID) -> Int {
         channel.refreshTargets(in: index)
         let keepAlive = channel.targets
         let fast = channel.fastTargets
@@ -96,10 +107,10 @@ extension Broker {
         return receivers
     }
 
-    private func accepts(_ subscription: Subscription, from publisher: Session, on channel: Channel) -> Bool {
+    private func accepts(_ subscription: Subscription, from publisher: ConnectionID, on channel: Channel) -> Bool {
         guard subscription.isActive, !subscription.isHandler else { return false }
         let session = subscription.session
-        return !session.closeAfterFlush && (session.echo || session !== publisher)
+        return !session.closeAfterFlush && (session.echo || session.id != publisher)
             && (locks.count == 0 || !isLocked(subscription, on: channel))
     }
 

@@ -32,7 +32,10 @@ extension Broker {
         subscription.isHandler = isHandler
         session.subscriptions[name] = subscription
         applyLocks(to: subscription)
-        if index.insert(subscription) && !isWildcard { directoryAdd(pattern) }
+        if index.insert(subscription) {
+            if !isWildcard { directoryAdd(pattern) }
+            clusterInterestAdded(pattern, for: session)
+        }
         session.account?.subscriptions += 1
         answer(session, .sub) { out in
             out.appendRaw(#","sub":"#)

@@ -14,6 +14,8 @@ public final class Broker {
         // events published after it (`Broker+Replay.swift`): its subscriptions go live now.
         didSet { if config.history == 0 && !replays.isEmpty { endReplaysWithoutHistory() } }
     }
+    /// Cluster mode's state (docs/cluster.md); nil when the daemon runs alone.
+    public var cluster: ClusterState?
     /// Counters for `stats`.
     public var stats = BrokerStats()
     /// The wall clock in ms, for `ping`/`pong` payloads; injected so tests are repeatable.
@@ -256,7 +258,10 @@ public final class Broker {
             account.subscriptions -= 1
             dropIfEmpty(account)
         }
-        if index.remove(subscription) && !subscription.isWildcard { directoryDrop(subscription.pattern) }
+        if index.remove(subscription) {
+            if !subscription.isWildcard { directoryDrop(subscription.pattern) }
+            clusterInterestRemoved(subscription.pattern)
+        }
     }
 }
 

@@ -1,12 +1,15 @@
 /// A point in a session's outbound queue that may not be written yet: the `ok` of a state
-/// op whose record is not durable, and everything queued after it.
+/// op whose record is not durable, or (cluster mode) of a `sub` whose new interest not every
+/// node has seen, and everything queued after it.
 struct OutputBarrier {
     /// Offset in `outbound` where the held bytes begin.
     var offset: Int
-    /// The log position of the record that must be durable first.
+    /// The log position of the record that must be durable first (0: none).
     var position: Int
     /// When the answer gives up waiting (monotonic ms): `disk_full_timeout_ms` after the op.
     var deadline: Int
+    /// The interest ticket every node must have acknowledged first (0: none).
+    var ticket: Int = 0
 }
 
 extension Session {
@@ -37,12 +40,20 @@ extension Session {
         barriers.append(OutputBarrier(offset: outbound.count, position: position, deadline: deadline))
     }
 
-    /// Drops the barriers whose records are durable.
-    /// - Parameter durable: the highest durable log position.
+    /// Holds everything queued from now on until every node acknowledged interest `ticket`.
+    func holdOutput(untilTicket ticket: Int) {
+        barriers.append(OutputBarrier(offset: outbound.count, position: 0, deadline: Int.max, ticket: ticket))
+    }
+
+    /// Drops the leading barriers whose records are durable and whose tickets are done.
+    /// - Parameters:
+    ///   - durable: the highest durable log position.
+    ///   - ticketsDone: the highest interest ticket every node acknowledged.
     /// - Returns: whether the first barrier moved (so more bytes may be written).
-    func releaseBarriers(upTo durable: Int) -> Bool {
+    func releaseBarriers(upTo durable: Int, ticketsDone: Int = Int.max) -> Bool {
         var released = 0
-        while released < barriers.count && barriers[released].position <= durable { released += 1 }
+        while released < barriers.count && barriers[released].position <= durable
+                && barriers[released].ticket <= ticketsDone { released += 1 }
         guard released > 0 else { return false }
         barriers.removeFirst(released)
         return true

@@ -70,6 +70,7 @@ extension Config: Decodable {
         compactMinBytes = try reader.integer(.compactMinBytes) ?? compactMinBytes
         monitorPort = try reader.integer(.monitorPort)
         monitorHost = try reader.string(.monitorHost) ?? monitorHost
+        cluster = try reader.clusterSettings()
     }
 
     /// Keys SIGHUP may change: logging, limits, heartbeat, slow-consumer policy.

@@ -61,6 +61,7 @@ extension Config {
         if monitorPort != new.monitorPort { keys.append(ConfigKey.monitorPort.rawValue) }
         if monitorHost != new.monitorHost { keys.append(ConfigKey.monitorHost.rawValue) }
         keys += tlsKeysNeedingRestart(for: new)
+        if cluster != new.cluster { keys.append(ConfigKey.cluster.rawValue) }
         return keys
     }
 }

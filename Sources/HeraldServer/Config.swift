@@ -109,6 +109,8 @@ public struct Config: Equatable, Sendable {
     /// How long one connection's lines may run per loop pass, in µs (`pass_budget_us`; 0: no
     /// limit). Past it the connection yields to the others until the next pass.
     public var passBudgetUs: Int = 1_000
+    /// The `cluster` section; nil runs the daemon alone (docs/cluster.md). Restart to change.
+    public var cluster: ClusterSettings?
     /// OpenSSL cipher list for TLS 1.2 (`tls_ciphers`); TLS 1.3 keeps OpenSSL's suites.
     /// The default allows only ECDHE key exchange with AEAD ciphers: forward secrecy, no CBC.
     public var tlsCiphers: String = Config.defaultTLSCiphers

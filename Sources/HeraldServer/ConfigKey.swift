@@ -52,6 +52,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
     case userLimits = "user_limits"
     case diskFullTimeoutMs = "disk_full_timeout_ms"
     case maxWriterQueueBytes = "max_writer_queue_bytes"
+    case cluster
 
     /// Longest Unix socket path: `sun_path` is 108 bytes on Linux, one of them the NUL.
     static let maxUnixPathBytes = 107
@@ -102,6 +103,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .authFailWindowMs, .authBlockMs: return .integer(1_000...86_400_000)
         case .diskFullTimeoutMs: return .integer(100...3_600_000)
         case .maxWriterQueueBytes: return .integer(1_048_576...1 << 40)
+        case .cluster: return .section("an object: { redis: \"redis://host:port\", node: NAME, key_prefix? }")
         case .userLimits:
             return .section("an object: { connections?, subscriptions?, channels?, retained_bytes?, history_bytes?, "
                 + "pending_bytes? } of positive integers")
@@ -111,7 +113,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
     /// Whether the key may be absent from a running config (`null` in the file means "unset").
     var isOptional: Bool {
         switch self {
-        case .unix, .dataDir, .monitorPort, .tlsPort, .tlsHost, .tlsCert, .tlsKey: return true
+        case .unix, .dataDir, .monitorPort, .tlsPort, .tlsHost, .tlsCert, .tlsKey, .cluster: return true
         default: return false
         }
     }
@@ -125,7 +127,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .host, .port, .unix, .unixMode, .dataDir, .workers, .fsync, .compactMinBytes: return false
         case .monitorPort, .monitorHost: return false
         case .monitorTimeoutMs: return true
-        case .tlsPort, .tlsHost, .tlsCert, .tlsKey, .tlsCiphers, .passBudgetUs: return false
+        case .tlsPort, .tlsHost, .tlsCert, .tlsKey, .tlsCiphers, .passBudgetUs, .cluster: return false
         // Read per connection when it is accepted, like the auth deadline.
         case .tlsTimeoutMs: return true
         case .logLevel, .maxLine, .maxErrors, .heartbeatMs, .maxPending, .slowConsumer: return true

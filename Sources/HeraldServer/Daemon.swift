@@ -69,9 +69,22 @@ public enum Daemon {
                 return startError
             }
         }
+        var join: ClusterJoin?
+        if let settings = config.cluster {
+            guard config.workers == 1 else {
+                logger.error("cannot start: cluster mode runs with workers: 1 for now (docs/cluster.md)")
+                return usageError
+            }
+            do throws(ClusterError) {
+                join = try ClusterJoin.join(settings, epochCandidate: makeEpoch())
+            } catch {
+                logger.error("cannot start: cluster", ["error": error.description])
+                return startError
+            }
+        }
         do {
             let server = try Server(config: config, logger: logger, reload: { try load() }, recovered: recovered,
-                                tls: tls)
+                                tls: tls, cluster: join)
             logger.info("starting", ["version": Version.current, "workers": config.workers])
             try server.run()
             return 0

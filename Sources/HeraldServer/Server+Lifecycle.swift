@@ -120,6 +120,11 @@ extension Server {
         guard worker === main else { return }
         stopPersistence()
         stopMonitor()
+        if let engine = clusterEngine {
+            engine.close()
+            ClusterJoin.leave(engine.settings, nodeIndex: engine.nodeIndex)
+            clusterEngine = nil
+        }
         for listener in listeners { listener.close() }
         listeners.removeAll()
         if tickerStarted {

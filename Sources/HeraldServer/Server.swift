@@ -24,6 +24,8 @@ public final class Server {
     /// The HTTP monitoring listener, when `monitor_port` is set (`Server+Monitor`).
     var monitor: MonitorListener?
     var nextConnectionID = 1
+    /// Cluster mode's engine on the main loop (docs/cluster.md); nil when running alone.
+    var clusterEngine: ClusterEngine?
     let ticker: UnsafeMutablePointer<uv_timer_t>
     /// When `ticker` is armed to fire (loop ms), or -1 when it is not (see `Server+Ticker`).
     var tickerDue = -1
@@ -59,8 +61,14 @@ public final class Server {
     ///   - reload: re-reads the configuration on SIGHUP; nil disables reloading.
     ///   - recovered: the state loaded from `data_dir`, or nil to keep state in memory only.
     ///   - tls: the server context (`Config.makeTLSContext()`) when `tls_port` is set.
-    public init(config: Config, logger: Logger, reload: (() throws -> Config)? = nil,
-                recovered: RecoveredState? = nil, tls: TLSContext? = nil) throws(UVError) {
+    public convenience init(config: Config, logger: Logger, reload: (() throws -> Config)? = nil,
+                            recovered: RecoveredState? = nil, tls: TLSContext? = nil) throws(UVError) {
+        try self.init(config: config, logger: logger, reload: reload, recovered: recovered, tls: tls, cluster: nil)
+    }
+
+    /// The same, as a node of a cluster it joined (`ClusterJoin`, docs/cluster.md).
+    init(config: Config, logger: Logger, reload: (() throws -> Config)?, recovered: RecoveredState?,
+         tls: TLSContext?, cluster join: ClusterJoin?) throws(UVError) {
         self.config = config
         self.tlsContext = tls
         self.tlsTimeoutMs = config.tlsTimeoutMs
@@ -69,12 +77,17 @@ public final class Server {
         self.logger = logger
         self.reload = reload
         ticker = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
-        let broker = Broker(config: Server.brokerConfig(from: config, epoch: makeEpoch()),
+        let broker = Broker(config: Server.brokerConfig(from: config, epoch: join?.epoch ?? makeEpoch()),
                             now: Int(uv_hrtime() / 1_000_000), wallClock: wallClockMilliseconds)
         if let recovered { broker.restore(recovered.entries, revFloor: recovered.revFloor) }
         shared = SharedBroker(broker)
         for index in 0..<max(1, config.workers) {
             workers.append(try Worker(index: index, server: self, shared: shared))
+        }
+        if let join, let settings = config.cluster {
+            broker.cluster = ClusterState(nodeIndex: join.nodeIndex)
+            nextConnectionID = (join.nodeIndex << 32) | 1
+            clusterEngine = ClusterEngine(settings: settings, nodeIndex: join.nodeIndex, server: self, loop: workers[0].loop)
         }
         warnAboutPlainTokens(config)
         warnAboutFastHashes(config)
@@ -99,6 +112,7 @@ public final class Server {
             for worker in workers { worker.run() }
             throw error
         }
+        clusterEngine?.start()
         startTicker()
         startSignals()
         onListening(listeners.first?.boundPort ?? config.port)

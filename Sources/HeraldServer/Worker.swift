@@ -148,7 +148,13 @@ final class Worker: @unchecked Sendable {
         var authEvents: [AuthEvent] = []
         let isMain = self === server.main
         var moreTeardown = false
+        var clusterEvents: [ClusterState.Event] = []
+        var clusterInterest: [ClusterState.InterestChange] = []
         shared.withLock { broker in
+            if let cluster = broker.cluster, cluster.hasWork {
+                clusterEvents = cluster.takeOutbox()
+                clusterInterest = cluster.takeInterest()
+            }
             if broker.hasDeferredWork {
                 // A quarter of the pass budget: teardown is background work for a client
                 // that left, and an idle loop passes often enough to finish it quickly.
@@ -170,6 +176,9 @@ final class Worker: @unchecked Sendable {
             if !isMain { rearm = server.needsRearm(for: broker.nextDeadline) }
         }
         for connection in ready { connection.writeTaken() }
+        if !clusterEvents.isEmpty || !clusterInterest.isEmpty {
+            server.clusterEngine?.send(events: clusterEvents, interest: clusterInterest)
+        }
         hasTeardown = moreTeardown
         if moreTeardown { keepAwake() }
         if !authEvents.isEmpty { server.log(authEvents) }

@@ -215,7 +215,7 @@ private func errorMessage(_ text: String) -> String? {
                                     "max_pending_total", "auth", "auth_timeout_ms", "auth_max_line", "tls_timeout_ms",
                                     "max_unauthenticated", "auth_fail_limit", "auth_fail_window_ms", "auth_block_ms",
                                     "user_limits", "disk_full_timeout_ms", "max_writer_queue_bytes"])
-        #expect(Config.allKeys.count == 49)
+        #expect(Config.allKeys.count == 50)
     }
 }
 
@@ -256,5 +256,47 @@ private func errorMessage(_ text: String) -> String? {
         let tunables = Server.brokerConfig(from: merged, epoch: "e")
         #expect(tunables.diskFullTimeoutMs == 1_000)
         #expect(tunables.maxWriterQueueBytes == 8 << 20)
+/// The `cluster` section (issue 14, docs/cluster.md).
+@Suite struct ClusterConfigTests {
+    private func decode(_ text: String) throws -> Config {
+        try Config.decode(json5: Data(text.utf8), source: "test.json5")
+    }
+
+    private func problem(_ text: String) -> String {
+        do {
+            _ = try decode(text)
+            return ""
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test func absentOrNullRunsAlone() throws {
+        #expect(try decode("{}").cluster == nil)
+        #expect(try decode("{ cluster: null }").cluster == nil)
+    }
+
+    @Test func redisNodeAndPrefixAreRead() throws {
+        let settings = try decode(#"{ cluster: { redis: "redis://127.0.0.1:7000", node: "a" } }"#).cluster
+        #expect(settings?.redisHost == "127.0.0.1" && settings?.redisPort == 7000 && settings?.node == "a")
+        #expect(settings?.keyPrefix == "herald:")
+        let other = try decode(#"{ cluster: { redis: "redis://[::1]", node: "b-2", key_prefix: "h2:" } }"#).cluster
+        #expect(other?.redisHost == "::1" && other?.redisPort == 6379 && other?.keyPrefix == "h2:")
+    }
+
+    @Test func badSectionsNameTheirPlace() {
+        #expect(problem(#"{ cluster: { redis: "redis://h:1" } }"#).contains("cluster.node"))
+        #expect(problem(#"{ cluster: { node: "a" } }"#).contains("cluster.redis"))
+        #expect(problem(#"{ cluster: { redis: "http://h", node: "a" } }"#).contains("cluster.redis"))
+        #expect(problem(#"{ cluster: { redis: "redis://h:99999", node: "a" } }"#).contains("1…65535"))
+        #expect(problem(#"{ cluster: { redis: "redis://h", node: "a b" } }"#).contains("cluster.node"))
+        #expect(problem(#"{ cluster: { redis: "redis://h", node: "a", nod: 1 } }"#).contains("cluster.nod"))
+        #expect(problem(#"{ cluster: 3 }"#).contains("cluster"))
+    }
+
+    @Test func changingTheClusterNeedsARestart() throws {
+        let running = try decode(#"{ cluster: { redis: "redis://h:1", node: "a" } }"#)
+        let loaded = try decode(#"{ cluster: { redis: "redis://h:2", node: "a" } }"#)
+        #expect(running.keysNeedingRestart(for: loaded) == ["cluster"])
     }
 }

@@ -1,0 +1,88 @@
+import HeraldWire
+
+/// Cluster mode inside the broker (docs/cluster.md): a `pub` is checked here as on one node
+/// and queued for the engine; events from Redis fan out here with the cluster's `seq`; a
+/// pattern's first local subscriber makes an interest change whose `sub` answer waits until
+/// every node has seen it. Nothing here runs when `cluster` is nil.
+extension Broker {
+    /// Cluster mode's `pub`: the same checks, then the event joins the engine's batch.
+    /// The receipt (with `rid`) comes when Redis gave the event its `seq`.
+    func publishToCluster(_ cluster: ClusterState, from session: Session) throws(HeraldError) {
+        let channel = try publishChannel(for: session)
+        let data = scanner.raw(.data).map { Array($0) }
+        let receipt = current.ridRaw.map { cluster.newReceipt(session, rid: Array($0)) } ?? 0
+        cluster.enqueue(ClusterState.Event(channel: channel.name, from: session.id, data: data, receipt: receipt))
+    }
+
+    /// Redis gave a receipted event its `seq`: answers the publisher. In cluster mode
+    /// `receivers` counts the nodes the event went to (docs/cluster.md, "receipts").
+    public func clusterPublished(receipt: Int, seq: Int, nodes: Int) {
+        guard let waiting = cluster?.receipts.removeValue(forKey: receipt) else { return }
+        let session = waiting.session
+        guard sessions[session.id] === session, !session.closeAfterFlush else { return }
+        write(session) { out in
+            out.appendRaw(#"{"ok":"pub","rid":"#)
+            out.append(contentsOf: waiting.rid)
+            out.appendRaw(#","seq":"#)
+            out.appendInt(seq)
+            out.appendRaw(#","receivers":"#)
+            out.appendInt(nodes)
+            out.appendRaw("}\n")
+        }
+    }
+
+    /// A batch could not be published (Redis unreachable): each receipted publisher gets
+    /// `unavailable`; events without a receipt are lost, as a `pub` without `rid` may be.
+    public func clusterPublishFailed(receipt: Int, reason: String) {
+        guard let waiting = cluster?.receipts.removeValue(forKey: receipt) else { return }
+        let session = waiting.session
+        guard sessions[session.id] === session, !session.closeAfterFlush else { return }
+        write(session) { out in
+            out.appendRaw(#"{"error":"unavailable","message":"#)
+            out.appendJSONString(Array(("cluster: " + reason).utf8))
+            out.appendRaw(#","op":"pub","rid":"#)
+            out.append(contentsOf: waiting.rid)
+            out.appendRaw("}\n")
+        }
+    }
+
+    /// An event from Redis (published on this node or another): fans out to this node's
+    /// subscribers with the cluster's `seq`.
+    /// - Returns: how many subscriptions here received it.
+    @discardableResult
+    public func deliverRemote(channel name: [UInt8], seq: Int, from publisher: ConnectionID,
+                              data: UnsafeRawBufferPointer?) -> Int {
+        guard index.matchCount(for: name) > 0 else { return 0 }
+        let channel = channel(named: name)
+        channel.seq = max(channel.seq, seq)
+        var quoted: [UInt8] = []
+        var client: [UInt8] = [UInt8(ascii: "c")]
+        client.appendInt(publisher)
+        quoted.appendJSONString(client)
+        buildSharedParts(seq: seq, quotedFrom: quoted, data: data)
+        stats.msgsIn += 1
+        return fanOut(on: channel, publisherID: publisher)
+    }
+
+    /// After `index.insert` made `pattern` new here: in cluster mode, tells the other nodes
+    /// and holds the session's output (the coming `ok` first) until all of them saw it.
+    func clusterInterestAdded(_ pattern: [UInt8], for session: Session) {
+        guard let cluster else { return }
+        let ticket = cluster.added(pattern)
+        if session.barriers.isEmpty { retention.heldSessions.append(session) }
+        session.holdOutput(untilTicket: ticket)
+    }
+
+    /// After `index.remove` left `pattern` without subscribers here.
+    func clusterInterestRemoved(_ pattern: [UInt8]) {
+        cluster?.removed(pattern)
+    }
+
+    /// Every node acknowledged the interest changes up to `ticket`: releases the answers
+    /// held for them.
+    public func interestSeen(upTo ticket: Int) {
+        guard let cluster else { return }
+        cluster.markDone(upTo: ticket)
+        releaseHeldSessions()
+    }
+}

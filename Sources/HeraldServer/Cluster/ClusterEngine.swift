@@ -1,0 +1,298 @@
+import CLibUV
+import HeraldBroker
+
+/// Cluster mode's edge (docs/cluster.md), on the main loop: two Redis connections (commands,
+/// and pub/sub messages), the routing table (`InterestTable`), and the traffic between them
+/// and the broker.
+///
+/// Per loop pass the worker hands over what the broker queued (`send`): each interest
+/// change is one `interest` script call, all events one `publish` call. Messages for this
+/// node (`{p}n:INDEX`) are events to fan out; messages on `{p}interest` are other nodes'
+/// interest changes (applied and acknowledged), acknowledgements (which release held `sub`
+/// answers once every live node has seen the change) and joins and leaves.
+final class ClusterEngine {
+    let settings: ClusterSettings
+    let nodeIndex: Int
+    unowned let server: Server
+    private let commands: RedisLink
+    private let messages: RedisLink
+    private let table = InterestTable()
+    private var scripts: [String: [UInt8]] = [:]
+    private var subscribed = 0
+    private(set) var isReady = false
+    private var queued: [ClusterState.Event] = []
+    private var queuedInterest: [ClusterState.InterestChange] = []
+    /// Held `sub` answers: the broker's ticket, the interest version once Redis gave it, when.
+    private var barriers: [(ticket: Int, version: Int?, since: UInt64)] = []
+    /// The highest interest version each live node acknowledged.
+    private var acknowledged: [Int: Int] = [:]
+    private var lastSeenVersion = 0
+    private let timer = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
+
+    /// How long a held `sub` answer waits for nodes that do not acknowledge (then they count
+    /// as gone; issue 15 gives node failures their own detection).
+    static let barrierTimeoutNs: UInt64 = 2_000_000_000
+
+    private var prefix: String { settings.keyPrefix }
+    private var ownChannel: [UInt8] { Array((prefix + "n:" + String(nodeIndex)).utf8) }
+    private var interestChannel: [UInt8] { Array((prefix + "interest").utf8) }
+
+    init(settings: ClusterSettings, nodeIndex: Int, server: Server, loop: UnsafeMutablePointer<uv_loop_t>) {
+        self.settings = settings
+        self.nodeIndex = nodeIndex
+        self.server = server
+        commands = RedisLink(host: settings.redisHost, port: settings.redisPort, loop: loop)
+        messages = RedisLink(host: settings.redisHost, port: settings.redisPort, loop: loop)
+        acknowledged[nodeIndex] = 0
+        uv_timer_init(loop, timer)
+        timer.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    /// Connects both links and starts the liveness refresh.
+    func start() {
+        commands.onConnect = { [unowned self] in loadScripts() }
+        commands.onDisconnect = { [unowned self] reason in lost(reason) }
+        messages.onConnect = { [unowned self] in
+            subscribed = 0
+            messages.subscribe([ownChannel, interestChannel]) { [unowned self] reply in received(reply) }
+        }
+        messages.onDisconnect = { [unowned self] reason in lost(reason) }
+        commands.start()
+        messages.start()
+        uv_timer_start(timer, { timer in
+            guard let data = timer?.pointee.data else { return }
+            Unmanaged<ClusterEngine>.fromOpaque(data).takeUnretainedValue().everySecond()
+        }, 1_000, 1_000)
+    }
+
+    /// Closes both links and the timer (the loop is stopping).
+    func close() {
+        commands.close()
+        messages.close()
+        uv_timer_stop(timer)
+        uv_close(UnsafeMutableRawPointer(timer).assumingMemoryBound(to: uv_handle_t.self)) { $0?.deallocate() }
+    }
+
+    /// What the broker queued in one pass: interest changes, then the events as one batch.
+    func send(events: [ClusterState.Event], interest: [ClusterState.InterestChange]) {
+        guard isReady else {
+            queued += events
+            queuedInterest += interest
+            return
+        }
+        for change in interest { sendInterest(change) }
+        if !events.isEmpty { publish(events) }
+    }
+
+    // MARK: - Publishing
+
+    private func publish(_ events: [ClusterState.Event]) {
+        var arguments: [[UInt8]] = [Array("EVALSHA".utf8), scripts["publish"] ?? [], Array("0".utf8),
+                                    Array(prefix.utf8), Array(String(server.config.history).utf8),
+                                    Array(String(events.count).utf8)]
+        var fanouts: [Int] = []
+        arguments.reserveCapacity(arguments.count + 3 * events.count)
+        for event in events {
+            let nodes = table.nodes(for: event.channel)
+            fanouts.append(nodes.count)
+            arguments.append(event.channel)
+            arguments.append(Array(nodes.map(String.init).joined(separator: ",").utf8))
+            arguments.append(ClusterRecord(seq: 0, from: event.from, channel: event.channel, data: event.data).encoded)
+        }
+        let sent = commands.send(arguments) { [unowned self] reply in published(events, fanouts, reply) }
+        if !sent { published(events, fanouts, .disconnected) }
+    }
+
+    private func published(_ events: [ClusterState.Event], _ fanouts: [Int], _ reply: RedisReply) {
+        let seqs = reply.elements?.compactMap(\.integer) ?? []
+        let failure = seqs.count == events.count ? nil : (reply.failure ?? "unexpected reply to publish")
+        if let failure, failure.hasPrefix("NOSCRIPT") { loadScripts() }
+        server.shared.withLock { broker in
+            for (position, event) in events.enumerated() where event.receipt != 0 {
+                if let failure {
+                    broker.clusterPublishFailed(receipt: event.receipt, reason: failure)
+                } else {
+                    broker.clusterPublished(receipt: event.receipt, seq: seqs[position], nodes: fanouts[position])
+                }
+            }
+        }
+    }
+
+    // MARK: - Interest
+
+    private func sendInterest(_ change: ClusterState.InterestChange) {
+        if change.added { barriers.append((change.ticket, nil, uv_hrtime())) }
+        let arguments = [Array("EVALSHA".utf8), scripts["interest"] ?? [], Array("0".utf8), Array(prefix.utf8),
+                         Array(String(nodeIndex).utf8), Array((change.added ? "+" : "-").utf8), change.pattern]
+        let sent = commands.send(arguments) { [unowned self] reply in
+            guard change.added else { return }
+            interestRegistered(ticket: change.ticket, version: reply.integer)
+        }
+        if !sent && change.added { interestRegistered(ticket: change.ticket, version: nil) }
+    }
+
+    /// Redis gave a new interest its version (nil: it failed; the answer is released so the
+    /// `sub` works here, and the interest is registered again on reconnect).
+    private func interestRegistered(ticket: Int, version: Int?) {
+        guard let at = barriers.firstIndex(where: { $0.ticket == ticket }) else { return }
+        barriers[at].version = version ?? 0
+        releaseBarriers(now: uv_hrtime())
+    }
+
+    /// Releases, in order, the held answers every live node has acknowledged.
+    private func releaseBarriers(now: UInt64) {
+        var done = 0
+        while let first = barriers.first, let version = first.version {
+            let waiting = acknowledged.filter { $0.value < version }.map(\.key)
+            if !waiting.isEmpty {
+                guard now &- first.since > Self.barrierTimeoutNs else { break }
+                for node in waiting where node != nodeIndex {
+                    acknowledged[node] = nil
+                    server.logger.warn("cluster node did not acknowledge interest; counted as gone",
+                                       ["node": node, "version": version])
+                }
+                if acknowledged[nodeIndex, default: 0] < version { break }
+            }
+            done = first.ticket
+            barriers.removeFirst()
+        }
+        guard done > 0 else { return }
+        server.shared.withLock { broker in broker.interestSeen(upTo: done) }
+    }
+
+    // MARK: - Messages
+
+    private func received(_ reply: RedisReply) {
+        guard let parts = reply.elements, parts.count == 3, let kind = parts[0].bytes else { return }
+        if kind == Array("subscribe".utf8) {
+            subscribed += 1
+            if subscribed == 2 { takeSnapshot() }
+            return
+        }
+        guard kind == Array("message".utf8), let channel = parts[1].bytes, let payload = parts[2].bytes else { return }
+        if channel == ownChannel {
+            deliver(payload)
+        } else {
+            interestMessage(payload)
+        }
+    }
+
+    private func deliver(_ payload: [UInt8]) {
+        guard let records = ClusterRecord.decode(payload) else {
+            server.logger.warn("cluster: malformed event message dropped", ["bytes": payload.count])
+            return
+        }
+        server.shared.withLock { broker in
+            for record in records {
+                if let data = record.data {
+                    data.withUnsafeBytes { _ = broker.deliverRemote(channel: record.channel, seq: record.seq, from: record.from, data: $0) }
+                } else {
+                    broker.deliverRemote(channel: record.channel, seq: record.seq, from: record.from, data: nil)
+                }
+            }
+        }
+    }
+
+    /// `+NODE V PATTERN`, `-NODE V PATTERN`, `aNODE V`, `jNODE`, `lNODE`.
+    private func interestMessage(_ payload: [UInt8]) {
+        guard let kind = payload.first else { return }
+        let fields = payload.dropFirst().split(separator: 32, maxSplits: 2, omittingEmptySubsequences: false)
+        guard let node = fields.first.flatMap({ Int(String(decoding: $0, as: UTF8.self)) }) else { return }
+        let version = fields.count > 1 ? Int(String(decoding: fields[1], as: UTF8.self)) : nil
+        switch kind {
+        case UInt8(ascii: "+"), UInt8(ascii: "-"):
+            guard let version, fields.count == 3 else { return }
+            table.apply(node: node, pattern: Array(fields[2]), added: kind == UInt8(ascii: "+"), version: version)
+            acknowledge(version)
+        case UInt8(ascii: "a"):
+            guard let version else { return }
+            acknowledged[node] = max(acknowledged[node] ?? 0, version)
+            releaseBarriers(now: uv_hrtime())
+        case UInt8(ascii: "j"):
+            if acknowledged[node] == nil { acknowledged[node] = 0 }
+        case UInt8(ascii: "l"):
+            acknowledged[node] = nil
+            releaseBarriers(now: uv_hrtime())
+        default:
+            return
+        }
+    }
+
+    private func acknowledge(_ version: Int) {
+        guard version > lastSeenVersion else { return }
+        lastSeenVersion = version
+        commands.send([Array("PUBLISH".utf8), interestChannel, Array("a\(nodeIndex) \(version)".utf8)]) { _ in }
+    }
+
+    // MARK: - Start-up and recovery
+
+    private func loadScripts() {
+        isReady = false
+        let sources = [("publish", ClusterScripts.publish), ("interest", ClusterScripts.interest),
+                       ("snapshot", ClusterScripts.snapshot)]
+        var left = sources.count
+        for (name, source) in sources {
+            commands.send([Array("SCRIPT".utf8), Array("LOAD".utf8), Array(source.utf8)]) { [unowned self] reply in
+                if let sha = reply.bytes { scripts[name] = sha }
+                left -= 1
+                if left == 0 { takeSnapshot() }
+            }
+        }
+    }
+
+    /// Once the scripts are loaded and both subscriptions are on: reads every live node's
+    /// interest at one version, then starts sending.
+    private func takeSnapshot() {
+        guard scripts.count == 3, subscribed == 2, commands.isConnected, !isReady else { return }
+        commands.send([Array("EVALSHA".utf8), scripts["snapshot"] ?? [], Array("0".utf8), Array(prefix.utf8)]) { [unowned self] reply in
+            guard let parts = reply.elements, let version = parts.first?.integer else {
+                server.logger.warn("cluster: reading the interest table failed", ["error": reply.failure ?? "bad reply"])
+                return
+            }
+            var at = 1
+            while at + 1 < parts.count {
+                if let node = parts[at].bytes.flatMap({ Int(String(decoding: $0, as: UTF8.self)) }) {
+                    if acknowledged[node] == nil { acknowledged[node] = version }
+                    for pattern in parts[at + 1].elements ?? [] {
+                        if let bytes = pattern.bytes { table.apply(node: node, pattern: bytes, added: true, version: version) }
+                    }
+                }
+                at += 2
+            }
+            lastSeenVersion = max(lastSeenVersion, version)
+            becomeReady()
+        }
+    }
+
+    private func becomeReady() {
+        isReady = true
+        commands.send([Array("PUBLISH".utf8), interestChannel, Array("j\(nodeIndex)".utf8)]) { _ in }
+        server.logger.info("cluster ready", ["node": settings.node, "index": nodeIndex])
+        let events = queued
+        let interest = queuedInterest
+        queued = []
+        queuedInterest = []
+        send(events: events, interest: interest)
+    }
+
+    private func lost(_ reason: String) {
+        if isReady { server.logger.warn("cluster: Redis connection lost", ["error": reason]) }
+        isReady = false
+        subscribed = messages.isConnected ? subscribed : 0
+        // Held answers go: the subscriptions work on this node (re-registering the node's
+        // interest after a reconnect is part of what is left, docs/cluster.md).
+        for index in barriers.indices where barriers[index].version == nil { barriers[index].version = 0 }
+        releaseBarriers(now: uv_hrtime())
+        let events = queued
+        queued = []
+        if !events.isEmpty { published(events, events.map { _ in 0 }, .disconnected) }
+    }
+
+    private func everySecond() {
+        if commands.isConnected {
+            commands.send([Array("SET".utf8), Array((prefix + "alive:" + String(nodeIndex)).utf8), Array("1".utf8),
+                           Array("PX".utf8), Array(String(ClusterJoin.aliveTTLMs).utf8)]) { _ in }
+        }
+        releaseBarriers(now: uv_hrtime())
+    }
+}

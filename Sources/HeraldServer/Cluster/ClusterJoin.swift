@@ -1,0 +1,116 @@
+import CHiredis
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Joining and leaving a cluster, with hiredis's blocking API at start and stop (before
+/// and after the loops run), so an unreachable Redis stops start-up with a clear error.
+///
+/// Joining takes the node's index (`INCR {p}node_index`: never reused, so client ids
+/// `index << 32 | n` never repeat), makes the data set's epoch if there is none
+/// (`SET {p}epoch … NX`), and registers the node (`{p}nodes`, `{p}alive:INDEX` with a TTL
+/// the engine refreshes).
+struct ClusterJoin {
+    /// This node's index for this life.
+    let nodeIndex: Int
+    /// The data set's epoch.
+    let epoch: String
+
+    /// How long the liveness key lasts without a refresh.
+    static let aliveTTLMs = 5_000
+
+    /// Joins the cluster. - Throws: `ClusterError` naming Redis's address and what failed.
+    static func join(_ settings: ClusterSettings, epochCandidate: String) throws(ClusterError) -> ClusterJoin {
+        let link = try BlockingRedis(settings)
+        defer { link.close() }
+        let p = settings.keyPrefix
+        guard case .integer(let index) = try link.run(["INCR", p + "node_index"]) else {
+            throw ClusterError("Redis at \(settings.redisHost):\(settings.redisPort): INCR node_index did not give an integer")
+        }
+        _ = try link.run(["SET", p + "epoch", epochCandidate, "NX"])
+        guard case .string(let epoch) = try link.run(["GET", p + "epoch"]) else {
+            throw ClusterError("Redis at \(settings.redisHost):\(settings.redisPort): no epoch")
+        }
+        _ = try link.run(["HSET", p + "nodes", String(index), settings.node])
+        _ = try link.run(["SET", p + "alive:" + String(index), "1", "PX", String(aliveTTLMs)])
+        return ClusterJoin(nodeIndex: index, epoch: String(decoding: epoch, as: UTF8.self))
+    }
+
+    /// Leaves: forgets the node's interest and registration and tells the others. Best
+    /// effort (a node that cannot reach Redis at stop is left to the TTL).
+    static func leave(_ settings: ClusterSettings, nodeIndex: Int) {
+        guard let link = try? BlockingRedis(settings) else { return }
+        defer { link.close() }
+        let p = settings.keyPrefix
+        let node = String(nodeIndex)
+        _ = try? link.run(["DEL", p + "i:" + node, p + "alive:" + node])
+        _ = try? link.run(["HDEL", p + "nodes", node])
+        _ = try? link.run(["PUBLISH", p + "interest", "l" + node])
+    }
+}
+
+/// Why cluster mode could not start or go on.
+struct ClusterError: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}
+
+/// A blocking hiredis connection, for joining and leaving only.
+final class BlockingRedis {
+    private let context: UnsafeMutablePointer<redisContext>
+    private let address: String
+
+    init(_ settings: ClusterSettings) throws(ClusterError) {
+        address = "\(settings.redisHost):\(settings.redisPort)"
+        guard let made = redisConnectWithTimeout(settings.redisHost, Int32(settings.redisPort), timeval(tv_sec: 2, tv_usec: 0)) else {
+            throw ClusterError("cannot reach Redis at \(address): out of memory")
+        }
+        if made.pointee.err != 0 {
+            let reason = withUnsafeBytes(of: made.pointee.errstr) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            redisFree(made)
+            throw ClusterError("cannot reach Redis at \(address): \(reason)")
+        }
+        context = made
+    }
+
+    /// Runs one command and returns its reply. - Throws: when the connection fails or Redis
+    /// answers with an error.
+    func run(_ arguments: [String]) throws(ClusterError) -> RedisReply {
+        let bytes = arguments.map { Array($0.utf8) }
+        let lengths = bytes.map(\.count)
+        let reply: UnsafeMutableRawPointer? = withPointers(bytes) { pointers in
+            var argv = pointers
+            return lengths.withUnsafeBufferPointer { counts in
+                argv.withUnsafeMutableBufferPointer { argv in
+                    redisCommandArgv(context, Int32(bytes.count), argv.baseAddress, counts.baseAddress)
+                }
+            }
+        }
+        guard let reply else { throw ClusterError("Redis at \(address): connection failed during \(arguments.first ?? "")") }
+        defer { freeReplyObject(reply) }
+        let value = RedisReply(UnsafePointer(reply.assumingMemoryBound(to: redisReply.self)))
+        if case .error(let text) = value { throw ClusterError("Redis at \(address): \(text)") }
+        return value
+    }
+
+    func close() {
+        redisFree(context)
+    }
+
+    /// Calls `body` with C pointers to each argument's bytes (alive for the call).
+    private func withPointers<R>(_ arguments: [[UInt8]], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+        var copies: [UnsafeMutablePointer<CChar>] = []
+        defer { copies.forEach { $0.deallocate() } }
+        for argument in arguments {
+            let copy = UnsafeMutablePointer<CChar>.allocate(capacity: max(1, argument.count))
+            argument.withUnsafeBufferPointer { source in
+                source.withMemoryRebound(to: CChar.self) { if let base = $0.baseAddress { copy.update(from: base, count: argument.count) } }
+            }
+            copies.append(copy)
+        }
+        return body(copies.map { UnsafePointer($0) })
+    }
+}

@@ -1,0 +1,48 @@
+/// The node-to-node form of one event (docs/cluster.md): the publishing node writes
+/// `FROM CHLEN DATALEN\nCHANNEL DATA` (DATALEN -1 when the event has no `data`), the publish
+/// script prefixes `SEQ ` and concatenates the records of a batch into one message per node.
+struct ClusterRecord: Equatable {
+    /// The channel's `seq` (0 before the script gave it one).
+    var seq: Int
+    /// The publisher's global client id.
+    var from: Int
+    /// The concrete channel.
+    var channel: [UInt8]
+    /// The raw JSON of `data`, when present.
+    var data: [UInt8]?
+
+    /// The record as the publishing node sends it (without the seq).
+    var encoded: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(channel.count + (data?.count ?? 0) + 32)
+        out.append(contentsOf: Array("\(from) \(channel.count) \(data.map { $0.count } ?? -1)\n".utf8))
+        out.append(contentsOf: channel)
+        if let data { out.append(contentsOf: data) }
+        return out
+    }
+
+    /// Splits one node message into records. - Returns: nil when it is malformed.
+    static func decode(_ message: [UInt8]) -> [ClusterRecord]? {
+        var records: [ClusterRecord] = []
+        var at = 0
+        while at < message.count {
+            guard let newline = message[at...].firstIndex(of: 10) else { return nil }
+            let header = message[at..<newline].split(separator: 32)
+            guard header.count == 4, let seq = Self.int(header[0]), let from = Self.int(header[1]),
+                  let channelCount = Self.int(header[2]), let dataCount = Self.int(header[3]),
+                  channelCount >= 0, dataCount >= -1 else { return nil }
+            let start = newline + 1
+            let end = start + channelCount + max(0, dataCount)
+            guard end <= message.count else { return nil }
+            let channel = Array(message[start..<(start + channelCount)])
+            let data = dataCount < 0 ? nil : Array(message[(start + channelCount)..<end])
+            records.append(ClusterRecord(seq: seq, from: from, channel: channel, data: data))
+            at = end
+        }
+        return records
+    }
+
+    private static func int(_ bytes: ArraySlice<UInt8>) -> Int? {
+        Int(String(decoding: bytes, as: UTF8.self))
+    }
+}

@@ -1,0 +1,77 @@
+/// The Lua scripts of cluster mode (docs/cluster.md), each atomic inside Redis. Loaded with
+/// `SCRIPT LOAD` at connect and called with `EVALSHA`; keys are built from the prefix in
+/// ARGV, so the cluster runs on one Redis (not Redis Cluster) and several clusters can share
+/// one with different prefixes.
+enum ClusterScripts {
+    /// A batch of events: ARGV = prefix, history, n, then per event channel, target nodes
+    /// (comma-separated indexes) and record. For each: the channel's next `seq` (`HINCRBY`,
+    /// the meta keeps the data set's epoch), history in a stream with id `seq-0` (trimmed to
+    /// `history` entries), and the record, prefixed with its seq, appended to each target
+    /// node's message; then one `PUBLISH` per target node. Returns the seqs in order.
+    static let publish = """
+    local p = ARGV[1]
+    local hist = tonumber(ARGV[2])
+    local n = tonumber(ARGV[3])
+    local epoch = redis.call('GET', p .. 'epoch') or ''
+    local out = {}
+    local order = {}
+    local seqs = {}
+    local i = 4
+    for k = 1, n do
+      local ch, targets, rec = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+      i = i + 3
+      local meta = p .. 'm:' .. ch
+      local seq = redis.call('HINCRBY', meta, 'seq', 1)
+      if seq == 1 then redis.call('HSET', meta, 'epoch', epoch) end
+      if hist > 0 then
+        redis.pcall('XADD', p .. 'h:' .. ch, 'MAXLEN', hist, seq .. '-0', 'r', rec)
+      end
+      seqs[k] = seq
+      if targets ~= '' then
+        local line = seq .. ' ' .. rec
+        for node in string.gmatch(targets, '[^,]+') do
+          local t = out[node]
+          if t == nil then
+            t = {}
+            out[node] = t
+            order[#order + 1] = node
+          end
+          t[#t + 1] = line
+        end
+      end
+    end
+    for _, node in ipairs(order) do
+      redis.call('PUBLISH', p .. 'n:' .. node, table.concat(out[node]))
+    end
+    return seqs
+    """
+
+    /// One interest change: ARGV = prefix, node, `+` or `-`, pattern. Bumps the interest
+    /// version, updates the node's set and announces `+NODE VERSION PATTERN` (or `-…`) on
+    /// the interest channel, all at one version. Returns the version.
+    static let interest = """
+    local p = ARGV[1]
+    local v = redis.call('INCR', p .. 'iv')
+    if ARGV[3] == '+' then
+      redis.call('SADD', p .. 'i:' .. ARGV[2], ARGV[4])
+    else
+      redis.call('SREM', p .. 'i:' .. ARGV[2], ARGV[4])
+    end
+    redis.call('PUBLISH', p .. 'interest', ARGV[3] .. ARGV[2] .. ' ' .. v .. ' ' .. ARGV[4])
+    return v
+    """
+
+    /// The routing table at one version: ARGV = prefix. Returns {version, node, patterns,
+    /// node, patterns, …} for every node whose liveness key is set.
+    static let snapshot = """
+    local p = ARGV[1]
+    local out = { tonumber(redis.call('GET', p .. 'iv') or '0') }
+    for _, node in ipairs(redis.call('HKEYS', p .. 'nodes')) do
+      if redis.call('EXISTS', p .. 'alive:' .. node) == 1 then
+        out[#out + 1] = node
+        out[#out + 1] = redis.call('SMEMBERS', p .. 'i:' .. node)
+      end
+    end
+    return out
+    """
+}

@@ -1,0 +1,182 @@
+import CHiredis
+import CLibUV
+
+/// One asynchronous Redis connection on a libuv loop: hiredis with its libuv adapter, so
+/// replies and pub/sub messages arrive as callbacks on that loop (docs/cluster.md).
+///
+/// Commands written during one loop pass go out together when the socket is next writable
+/// (hiredis buffers them), so a pass's commands cost one write. When the connection drops,
+/// every pending command is answered `.disconnected`, `onDisconnect` runs, and the link
+/// reconnects by itself with backoff (100 ms doubling to 5 s) until `close`.
+///
+/// Handle rules (docs/architecture.md, "libuv handle rules"): only the loop's thread calls
+/// it; the reconnect timer is closed in `close`, the adapter's poll handle by hiredis when
+/// the context is freed.
+final class RedisLink {
+    /// Where it connects.
+    let host: String
+    /// The TCP port.
+    let port: Int
+    /// Runs on every (re)connect, before any queued command is answered.
+    var onConnect: (() -> Void)?
+    /// Runs when an established connection or a connect attempt fails, with the reason.
+    var onDisconnect: ((String) -> Void)?
+    /// Whether the connection is up.
+    private(set) var isConnected = false
+
+    private let loop: UnsafeMutablePointer<uv_loop_t>
+    private var context: UnsafeMutablePointer<redisAsyncContext>?
+    private let timer = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
+    private var backoffMs = RedisLink.firstBackoffMs
+    private var isClosed = false
+    /// Handlers hiredis calls more than once (subscriptions), alive as long as the link.
+    private var persistent: [RedisReplyHandler] = []
+
+    static let firstBackoffMs = 100
+    static let maxBackoffMs = 5_000
+
+    /// Creates the link; `start` connects.
+    init(host: String, port: Int, loop: UnsafeMutablePointer<uv_loop_t>) {
+        self.host = host
+        self.port = port
+        self.loop = loop
+        uv_timer_init(loop, timer)
+        timer.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    /// Starts connecting (the outcome arrives through `onConnect`/`onDisconnect`).
+    func start() {
+        connectNow()
+    }
+
+    /// Sends one command; `handler` gets its reply, or `.disconnected` when the connection
+    /// goes first. - Returns: false (and does not call `handler`) when there is no connection.
+    @discardableResult
+    func send(_ arguments: [[UInt8]], _ handler: @escaping (RedisReply) -> Void) -> Bool {
+        guard let context, isConnected else { return false }
+        let box = Unmanaged.passRetained(RedisReplyHandler(handler)).toOpaque()
+        let status = RESPCommand.encode(arguments).withUnsafeBytes { bytes in
+            redisAsyncFormattedCommand(context, redisLinkReply, box,
+                                       bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count)
+        }
+        guard status == REDIS_OK else {
+            Unmanaged<RedisReplyHandler>.fromOpaque(box).release()
+            return false
+        }
+        return true
+    }
+
+    /// Subscribes to pub/sub channels on this connection (which then takes no other
+    /// commands); `handler` gets every `["message", channel, payload]` and the confirmations.
+    @discardableResult
+    func subscribe(_ channels: [[UInt8]], _ handler: @escaping (RedisReply) -> Void) -> Bool {
+        guard let context, isConnected else { return false }
+        let box = RedisReplyHandler(handler)
+        persistent.append(box)
+        let status = RESPCommand.encode([Array("SUBSCRIBE".utf8)] + channels).withUnsafeBytes { bytes in
+            redisAsyncFormattedCommand(context, redisLinkMessage, Unmanaged.passUnretained(box).toOpaque(),
+                                       bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count)
+        }
+        return status == REDIS_OK
+    }
+
+    /// Disconnects for good: pending commands are answered `.disconnected`; no reconnect.
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        uv_timer_stop(timer)
+        uv_close(UnsafeMutableRawPointer(timer).assumingMemoryBound(to: uv_handle_t.self)) { handle in
+            handle?.deallocate()
+        }
+        if let context {
+            self.context = nil
+            isConnected = false
+            context.pointee.data = nil
+            redisAsyncFree(context)
+        }
+    }
+
+    private func connectNow() {
+        guard !isClosed, context == nil else { return }
+        guard let made = redisAsyncConnect(host, Int32(port)) else { return retry("out of memory") }
+        if made.pointee.err != 0 {
+            let reason = made.pointee.errstr.map { String(cString: $0) } ?? "connect failed"
+            redisAsyncFree(made)
+            return retry(reason)
+        }
+        guard herald_redis_attach(made, loop) == REDIS_OK else {
+            redisAsyncFree(made)
+            return retry("could not attach to the loop")
+        }
+        made.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        redisAsyncSetConnectCallback(made, redisLinkConnected)
+        redisAsyncSetDisconnectCallback(made, redisLinkDisconnected)
+        context = made
+    }
+
+    /// hiredis: the connect attempt ended.
+    fileprivate func connected(ok: Bool, reason: String) {
+        guard ok else {
+            context = nil  // hiredis frees a context whose connect failed
+            return retry(reason)
+        }
+        isConnected = true
+        backoffMs = RedisLink.firstBackoffMs
+        onConnect?()
+    }
+
+    /// hiredis: an established connection ended (it frees the context afterwards).
+    fileprivate func disconnected(reason: String) {
+        context = nil
+        isConnected = false
+        persistent.removeAll()
+        retry(reason)
+    }
+
+    private func retry(_ reason: String) {
+        onDisconnect?(reason)
+        guard !isClosed else { return }
+        uv_timer_start(timer, { timer in
+            guard let data = timer?.pointee.data else { return }
+            Unmanaged<RedisLink>.fromOpaque(data).takeUnretainedValue().connectNow()
+        }, UInt64(backoffMs), 0)
+        backoffMs = min(backoffMs * 2, RedisLink.maxBackoffMs)
+    }
+}
+
+/// A Swift closure hiredis carries as a command's private data.
+final class RedisReplyHandler {
+    let handle: (RedisReply) -> Void
+
+    init(_ handle: @escaping (RedisReply) -> Void) {
+        self.handle = handle
+    }
+}
+
+/// hiredis reply callback for one-shot commands: called exactly once per command.
+private func redisLinkReply(_ context: UnsafeMutablePointer<redisAsyncContext>?, _ reply: UnsafeMutableRawPointer?,
+                            _ privdata: UnsafeMutableRawPointer?) {
+    guard let privdata else { return }
+    let handler = Unmanaged<RedisReplyHandler>.fromOpaque(privdata).takeRetainedValue()
+    handler.handle(reply.map { RedisReply(UnsafePointer($0.assumingMemoryBound(to: redisReply.self))) } ?? .disconnected)
+}
+
+/// hiredis callback for subscriptions: called for every message; the link owns the handler.
+private func redisLinkMessage(_ context: UnsafeMutablePointer<redisAsyncContext>?, _ reply: UnsafeMutableRawPointer?,
+                              _ privdata: UnsafeMutableRawPointer?) {
+    guard let privdata, let reply else { return }
+    let handler = Unmanaged<RedisReplyHandler>.fromOpaque(privdata).takeUnretainedValue()
+    handler.handle(RedisReply(UnsafePointer(reply.assumingMemoryBound(to: redisReply.self))))
+}
+
+private func redisLinkConnected(_ context: UnsafePointer<redisAsyncContext>?, _ status: Int32) {
+    guard let context, let data = context.pointee.data else { return }
+    let reason = status == REDIS_OK ? "" : context.pointee.errstr.map { String(cString: $0) } ?? "connect failed"
+    Unmanaged<RedisLink>.fromOpaque(data).takeUnretainedValue().connected(ok: status == REDIS_OK, reason: reason)
+}
+
+private func redisLinkDisconnected(_ context: UnsafePointer<redisAsyncContext>?, _ status: Int32) {
+    guard let context, let data = context.pointee.data else { return }
+    let reason = status == REDIS_OK ? "disconnected" : context.pointee.errstr.map { String(cString: $0) } ?? "connection lost"
+    Unmanaged<RedisLink>.fromOpaque(data).takeUnretainedValue().disconnected(reason: reason)
+}

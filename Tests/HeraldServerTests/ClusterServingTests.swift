@@ -1,0 +1,112 @@
+import Foundation
+import HeraldTestSupport
+import Testing
+
+/// Cluster mode with a real redis-server and three real heraldd nodes (issue 14,
+/// docs/cluster.md): clients on different nodes.
+@Suite(.enabled(if: TestRedis.isAvailable, "needs Debian's redis-server"), .serialized)
+struct ClusterServingTests {
+    /// Three nodes on one Redis; `--workers 1` (cluster mode needs it for now).
+    private func cluster(_ redis: TestRedis, nodes: Int = 3) throws -> [DaemonProcess] {
+        try (0..<nodes).map { index in
+            try DaemonProcess(config: #"cluster: { redis: "redis://127.0.0.1:\#(redis.port)", node: "n\#(index)" },"#,
+                              arguments: ["--workers", "1"])
+        }
+    }
+
+    /// Subscribes and waits for the `ok` (which the interest barrier may hold briefly).
+    private func subscribe(_ client: TestClient, _ fields: String) throws {
+        let answer = try client.request(#"{"op":"sub",\#(fields)}"#)
+        #expect(answer["ok"] as? String == "sub", "\(answer)")
+    }
+
+    private func events(_ client: TestClient, _ count: Int) throws -> [[String: Any]] {
+        try (0..<count).map { _ in try client.frame() }
+    }
+
+    @Test func eventsCrossNodesOnceInOrderWithOneSeqPerChannel() throws {
+        let redis = try TestRedis()
+        let nodes = try cluster(redis)
+        let exact = try nodes[1].client()
+        let wildcard = try nodes[2].client()
+        try subscribe(exact, #""ch":"cars.1","sub":"e""#)
+        try subscribe(wildcard, #""ch":"cars.*","sub":"w""#)
+        let publisher = try nodes[0].client()
+        let count = 300
+        for n in 0..<count { publisher.send(#"{"op":"pub","ch":"cars.1","data":\#(n),"rid":\#(n)}"#) }
+        let receipts = try events(publisher, count)
+        #expect(receipts.compactMap { $0["seq"] as? Int } == Array(1...count), "one counter, +1 per event")
+        #expect(receipts.allSatisfy { $0["receivers"] as? Int == 2 }, "two nodes have interest")
+        for client in [exact, wildcard] {
+            let got = try events(client, count)
+            #expect(got.compactMap { $0["seq"] as? Int } == Array(1...count))
+            #expect(got.compactMap { $0["data"] as? Int } == Array(0..<count), "publish order")
+        }
+    }
+
+    @Test func publishersOnDifferentNodesShareTheChannelsSeqAndKeepTheirOwnOrder() throws {
+        let redis = try TestRedis()
+        let nodes = try cluster(redis)
+        let subscriber = try nodes[1].client()
+        try subscribe(subscriber, #""ch":"shared.x""#)
+        let first = try nodes[0].client()
+        let second = try nodes[2].client()
+        let count = 200
+        for n in 0..<count {
+            first.send(#"{"op":"pub","ch":"shared.x","data":"a\#(n)"}"#)
+            second.send(#"{"op":"pub","ch":"shared.x","data":"b\#(n)"}"#)
+        }
+        let got = try events(subscriber, 2 * count)
+        #expect(got.compactMap { $0["seq"] as? Int } == Array(1...(2 * count)), "no gap, no duplicate")
+        let data = got.compactMap { $0["data"] as? String }
+        #expect(data.filter { $0.hasPrefix("a") } == (0..<count).map { "a\($0)" })
+        #expect(data.filter { $0.hasPrefix("b") } == (0..<count).map { "b\($0)" })
+    }
+
+    @Test func anEventPublishedAfterASubscriptionsOkReachesItWhateverTheNode() throws {
+        let redis = try TestRedis()
+        let nodes = try cluster(redis)
+        let publisher = try nodes[0].client()
+        let subscriber = try nodes[2].client()
+        for round in 0..<40 {
+            try subscribe(subscriber, #""ch":"fresh.\#(round)","sub":"r\#(round)""#)
+            let receipt = try publisher.request(#"{"op":"pub","ch":"fresh.\#(round)","data":\#(round),"rid":1}"#)
+            #expect(receipt["receivers"] as? Int == 1, "round \(round): the new interest was routed at once")
+            #expect(try subscriber.frame()["data"] as? Int == round)
+        }
+    }
+
+    @Test func eventsGoOnlyWhereSomeoneListensAndEchoFalseHoldsAcrossTheRoundTrip() throws {
+        let redis = try TestRedis()
+        let nodes = try cluster(redis, nodes: 2)
+        let quiet = try nodes[0].client()
+        #expect(try quiet.request(#"{"op":"hello","echo":false}"#)["ok"] as? String == "hello")
+        try subscribe(quiet, #""ch":"talk""#)
+        let other = try nodes[1].client()
+        try subscribe(other, #""ch":"talk""#)
+        #expect(try quiet.request(#"{"op":"pub","ch":"nobody","rid":1}"#)["receivers"] as? Int == 0)
+        #expect(try quiet.request(#"{"op":"pub","ch":"talk","data":1,"rid":2}"#)["receivers"] as? Int == 2)
+        #expect(try other.frame()["data"] as? Int == 1)
+        #expect(try other.request(#"{"op":"pub","ch":"talk","data":2,"rid":3}"#)["ok"] as? String == "pub")
+        let next = try quiet.frame()
+        #expect(next["data"] as? Int == 2, "its own event came back from Redis and was not echoed: \(next)")
+    }
+
+    @Test func aNodeWhoseRedisIsUnreachableRefusesToStartNamingTheAddress() throws {
+        let port = try TestRedisPort.unused()
+        #expect(throws: (any Error).self) {
+            _ = try DaemonProcess(config: #"cluster: { redis: "redis://127.0.0.1:\#(port)", node: "x" },"#,
+                                  arguments: ["--workers", "1"])
+        }
+    }
+}
+
+/// A loopback port nothing listens on (for the unreachable-Redis test).
+enum TestRedisPort {
+    static func unused() throws -> Int {
+        let redis = try TestRedis()
+        let port = redis.port
+        redis.stop()
+        return port
+    }
+}

@@ -1,0 +1,111 @@
+import CLibUV
+import Foundation
+import HeraldTestSupport
+import Testing
+@testable import HeraldServer
+
+/// `RedisLink` against a real redis-server, on a libuv loop run by the test (docs/cluster.md).
+@Suite(.enabled(if: TestRedis.isAvailable, "needs Debian's redis-server"))
+struct RedisLinkTests {
+    /// Runs a fresh loop until `body`'s links are closed or `seconds` pass (then closes them).
+    private func withLoop(seconds: UInt64 = 5, _ body: (UnsafeMutablePointer<uv_loop_t>, @escaping () -> Void) -> [RedisLink]) {
+        let loop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
+        uv_loop_init(loop)
+        let guardTimer = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
+        uv_timer_init(loop, guardTimer)
+        var links: [RedisLink] = []
+        let finish = {
+            for link in links { link.close() }
+            if uv_is_closing(UnsafeMutableRawPointer(guardTimer).assumingMemoryBound(to: uv_handle_t.self)) == 0 {
+                uv_close(UnsafeMutableRawPointer(guardTimer).assumingMemoryBound(to: uv_handle_t.self)) { $0?.deallocate() }
+            }
+        }
+        let box = Unmanaged.passRetained(FinishBox(finish))
+        guardTimer.pointee.data = box.toOpaque()
+        uv_timer_start(guardTimer, { timer in
+            guard let data = timer?.pointee.data else { return }
+            Unmanaged<FinishBox>.fromOpaque(data).takeUnretainedValue().run()
+        }, seconds * 1_000, 0)
+        links = body(loop, finish)
+        uv_run(loop, UV_RUN_DEFAULT)
+        box.release()
+        uv_loop_close(loop)
+        loop.deallocate()
+    }
+
+    @Test func commandsAreAnsweredInOrderAndPubSubMessagesArrive() throws {
+        let redis = try TestRedis()
+        var answers: [RedisReply] = []
+        var messages: [[UInt8]] = []
+        withLoop { loop, finish in
+            let commands = RedisLink(host: "127.0.0.1", port: redis.port, loop: loop)
+            let listener = RedisLink(host: "127.0.0.1", port: redis.port, loop: loop)
+            commands.onConnect = {
+                commands.send([Array("SET".utf8), Array("k".utf8), [0, 1, 10, 13]]) { answers.append($0) }
+                commands.send([Array("GET".utf8), Array("k".utf8)]) { answers.append($0) }
+                commands.send([Array("INCR".utf8), Array("k".utf8)]) { answers.append($0) }
+            }
+            listener.onConnect = {
+                listener.subscribe([Array("news".utf8)]) { reply in
+                    guard let parts = reply.elements, parts.count == 3 else { return }
+                    if parts[0].bytes == Array("subscribe".utf8) {
+                        commands.send([Array("PUBLISH".utf8), Array("news".utf8), Array("hello".utf8)]) { _ in }
+                    } else if let payload = parts[2].bytes {
+                        messages.append(payload)
+                        finish()
+                    }
+                }
+            }
+            commands.start()
+            listener.start()
+            return [commands, listener]
+        }
+        #expect(answers.count == 3)
+        #expect(answers.first == .status("OK"))
+        #expect(answers.dropFirst().first == .string([0, 1, 10, 13]), "binary-safe arguments")
+        #expect(answers.last?.failure?.contains("not an integer") == true, "errors come back as errors")
+        #expect(messages == [Array("hello".utf8)])
+    }
+
+    @Test func aLostConnectionAnswersPendingCommandsAndReconnectsWhenRedisIsBack() throws {
+        let redis = try TestRedis()
+        var connects = 0
+        var reasons: [String] = []
+        var afterRestart: RedisReply?
+        withLoop(seconds: 10) { loop, finish in
+            let link = RedisLink(host: "127.0.0.1", port: redis.port, loop: loop)
+            link.onConnect = {
+                connects += 1
+                if connects == 1 {
+                    redis.stop()
+                    #expect(link.send([Array("PING".utf8)]) { reply in reasons.append(reply.failure ?? "answered") })
+                } else {
+                    link.send([Array("PING".utf8)]) { reply in
+                        afterRestart = reply
+                        finish()
+                    }
+                }
+            }
+            link.onDisconnect = { reason in
+                reasons.append(reason)
+                if reasons.count == 2 { try? redis.restart() }
+            }
+            link.start()
+            return [link]
+        }
+        #expect(reasons.first == "connection to Redis lost", "the pending PING is answered .disconnected")
+        #expect(connects == 2, "it came back by itself: \(reasons)")
+        #expect(afterRestart == .status("PONG"))
+    }
+
+    @Test func respEncodingIsArraysOfBulkStrings() {
+        #expect(RESPCommand.encode(["GET", "a b"]) == Array("*2\r\n$3\r\nGET\r\n$3\r\na b\r\n".utf8))
+        #expect(RESPCommand.encode([[UInt8]()]) == Array("*1\r\n$0\r\n\r\n".utf8))
+    }
+}
+
+/// Lets a C timer callback run a Swift closure.
+private final class FinishBox {
+    let run: () -> Void
+    init(_ run: @escaping () -> Void) { self.run = run }
+}

@@ -1,0 +1,106 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real `redis-server` for cluster tests, on a free loopback port, killed when released.
+///
+/// Runs with `appendonly yes` and `appendfsync always` in its own folder, so a restart (after
+/// `stop()`, which is SIGKILL) keeps every write it acknowledged, as the cluster's durability
+/// tests need. `isAvailable` is false when Debian's redis-server is not installed.
+public final class TestRedis: @unchecked Sendable {
+    /// The TCP port on 127.0.0.1 (kept across `restart()`).
+    public let port: Int
+    /// Its working folder (append-only file).
+    public let directory: URL
+    private var process: Process
+
+    /// Whether `redis-server` can be started here.
+    public static var isAvailable: Bool { FileManager.default.isExecutableFile(atPath: executable) }
+    static let executable = "/usr/bin/redis-server"
+
+    /// Starts Redis on a free port and waits until it answers.
+    public init() throws {
+        directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("hr-" + String(UUID().uuidString.prefix(8)))
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        port = try Self.freePort()
+        process = try Self.launch(port: port, directory: directory)
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Kills Redis (SIGKILL, like a crash).
+    public func stop() {
+        killAndReap(process)
+    }
+
+    /// Starts it again on the same port and folder.
+    public func restart() throws {
+        stop()
+        process = try Self.launch(port: port, directory: directory)
+    }
+
+    private static func launch(port: Int, directory: URL) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
+                             "--appendfsync", "always", "--dir", directory.path, "--daemonize", "no",
+                             "--loglevel", "warning"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if ping(port: port) { return process }
+            usleep(10_000)
+        }
+        killAndReap(process)
+        throw TestRedisError.notAnswering(port)
+    }
+
+    /// Whether something on the port answers `PING` with `+PONG`.
+    public static func ping(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { return false }
+        let request = Array("PING\r\n".utf8)
+        guard write(fd, request, request.count) == request.count else { return false }
+        var answer = [UInt8](repeating: 0, count: 16)
+        let count = read(fd, &answer, answer.count)
+        return count >= 5 && Array(answer[0..<5]) == Array("+PONG".utf8)
+    }
+
+    /// A port the kernel just handed out and nobody holds now.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestRedisError.noPort }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw TestRedisError.noPort }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// Why a test Redis could not be started.
+public enum TestRedisError: Error {
+    case noPort
+    case notAnswering(Int)
+}
