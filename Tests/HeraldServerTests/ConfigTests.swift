@@ -256,6 +256,9 @@ private func errorMessage(_ text: String) -> String? {
         let tunables = Server.brokerConfig(from: merged, epoch: "e")
         #expect(tunables.diskFullTimeoutMs == 1_000)
         #expect(tunables.maxWriterQueueBytes == 8 << 20)
+    }
+}
+
 /// The `cluster` section (issue 14, docs/cluster.md).
 @Suite struct ClusterConfigTests {
     private func decode(_ text: String) throws -> Config {
