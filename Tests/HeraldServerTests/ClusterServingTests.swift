@@ -79,6 +79,21 @@ struct ClusterServingTests {
     @Test func eventsGoOnlyWhereSomeoneListensAndEchoFalseHoldsAcrossTheRoundTrip() throws {
         let redis = try TestRedis()
         let nodes = try cluster(redis, nodes: 2)
+        try withLogs(of: nodes) { try echoAndRouting(nodes) }
+    }
+
+    /// Runs `body`; when it throws, records every node's log with the error (a node that
+    /// refused a connection once under the full parallel suite left nothing else to go on).
+    private func withLogs(of nodes: [DaemonProcess], _ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch {
+            Issue.record("\(error); node logs:\n" + nodes.map { $0.log.joined(separator: "\n") }.joined(separator: "\n--\n"))
+            throw error
+        }
+    }
+
+    private func echoAndRouting(_ nodes: [DaemonProcess]) throws {
         let quiet = try nodes[0].client()
         #expect(try quiet.request(#"{"op":"hello","echo":false}"#)["ok"] as? String == "hello")
         try subscribe(quiet, #""ch":"talk""#)

@@ -37,14 +37,22 @@ enum SnapshotRotation {
 
     /// Makes the verified `snapshot.tmp` the current snapshot; the current one, if any and
     /// `keepPrevious`, becomes `snapshot.previous` (replacing the one before).
+    ///
+    /// `snapshot` names a whole, checked snapshot at every instant, so a kill at any point
+    /// leaves one: the current snapshot gets its second name `snapshot.previous` first (a hard
+    /// link), then `snapshot.tmp` replaces `snapshot` in one atomic rename. (Renaming
+    /// `snapshot` away first left a window with only `snapshot.previous`: nothing was lost,
+    /// but the kill -9 test caught the folder without a `snapshot`.)
     /// - Parameters:
     ///   - directory: the data folder.
     ///   - keepPrevious: false when `--repair` installs a rebuilt snapshot (it set aside the rest).
-    /// - Returns: whether the renames worked; the caller fsyncs the folder to make them durable.
+    /// - Returns: whether it worked; the caller fsyncs the folder to make it durable.
     static func promote(_ directory: String, keepPrevious: Bool = true) -> Bool {
         let current = directory + "/" + StateDirectory.snapshotName
+        let previous = directory + "/" + StateDirectory.previousName
         if keepPrevious && access(current, F_OK) == 0 {
-            guard rename(current, directory + "/" + StateDirectory.previousName) == 0 else { return false }
+            if unlink(previous) != 0 && errno != ENOENT { return false }
+            guard link(current, previous) == 0 else { return false }
         }
         return rename(directory + "/" + StateDirectory.temporaryName, current) == 0
     }
