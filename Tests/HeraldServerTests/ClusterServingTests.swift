@@ -27,6 +27,10 @@ struct ClusterServingTests {
     @Test func eventsCrossNodesOnceInOrderWithOneSeqPerChannel() throws {
         let redis = try TestRedis()
         let nodes = try cluster(redis)
+        try withLogs(of: nodes) { try crossNodeOrder(nodes) }
+    }
+
+    private func crossNodeOrder(_ nodes: [DaemonProcess]) throws {
         let exact = try nodes[1].client()
         let wildcard = try nodes[2].client()
         try subscribe(exact, #""ch":"cars.1","sub":"e""#)
@@ -88,7 +92,8 @@ struct ClusterServingTests {
         do {
             try body()
         } catch {
-            Issue.record("\(error); node logs:\n" + nodes.map { $0.log.joined(separator: "\n") }.joined(separator: "\n--\n"))
+            let logs: [String] = nodes.map { $0.log.joined(separator: "\n") }
+            Issue.record("\(error); node logs:\n\(logs.joined(separator: "\n--\n"))")
             throw error
         }
     }

@@ -55,9 +55,8 @@ final class RedisLink {
     func send(_ arguments: [[UInt8]], _ handler: @escaping (RedisReply) -> Void) -> Bool {
         guard let context, isConnected else { return false }
         let box = Unmanaged.passRetained(RedisReplyHandler(handler)).toOpaque()
-        let status = RESPCommand.encode(arguments).withUnsafeBytes { bytes in
-            redisAsyncFormattedCommand(context, redisLinkReply, box,
-                                       bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count)
+        let status = RedisLink.withTerminated(RESPCommand.encode(arguments)) { command, count in
+            redisAsyncFormattedCommand(context, redisLinkReply, box, command, count)
         }
         guard status == REDIS_OK else {
             Unmanaged<RedisReplyHandler>.fromOpaque(box).release()
@@ -73,11 +72,22 @@ final class RedisLink {
         guard let context, isConnected else { return false }
         let box = RedisReplyHandler(handler)
         persistent.append(box)
-        let status = RESPCommand.encode([Array("SUBSCRIBE".utf8)] + channels).withUnsafeBytes { bytes in
-            redisAsyncFormattedCommand(context, redisLinkMessage, Unmanaged.passUnretained(box).toOpaque(),
-                                       bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count)
+        let status = RedisLink.withTerminated(RESPCommand.encode([Array("SUBSCRIBE".utf8)] + channels)) { command, count in
+            redisAsyncFormattedCommand(context, redisLinkMessage, Unmanaged.passUnretained(box).toOpaque(), command, count)
         }
         return status == REDIS_OK
+    }
+
+    /// Calls `body` with the command and its length, a NUL byte after its end: hiredis 0.14
+    /// scans a formatted command with `strchr` to spot (un)subscribe commands, walking past
+    /// the last argument of a SUBSCRIBE into whatever follows, so without the NUL it read
+    /// beyond the buffer and failed an assertion (`async.c:590: nextArgument`), now and then.
+    private static func withTerminated(_ command: [UInt8], _ body: (UnsafePointer<CChar>?, Int) -> Int32) -> Int32 {
+        var terminated = command
+        terminated.append(0)
+        return terminated.withUnsafeBytes { bytes in
+            body(bytes.baseAddress?.assumingMemoryBound(to: CChar.self), command.count)
+        }
     }
 
     /// Disconnects for good: pending commands are answered `.disconnected`; no reconnect.
@@ -127,10 +137,23 @@ final class RedisLink {
 
     /// hiredis: an established connection ended (it frees the context afterwards).
     fileprivate func disconnected(reason: String) {
+        guard context != nil else { return }  // already noticed through a pending reply
         context = nil
         isConnected = false
         persistent.removeAll()
         retry(reason)
+    }
+
+    /// hiredis answered a pending command with no reply: it is freeing the context (the only
+    /// place it does that). Noticed here as well as in the disconnect callback, which
+    /// hiredis 0.14 was seen to skip now and then after a peer reset, leaving the link
+    /// believing it was connected to a context already freed.
+    fileprivate func freeing() {
+        guard context != nil else { return }
+        context = nil
+        isConnected = false
+        persistent.removeAll()
+        retry("connection to Redis lost")
     }
 
     private func retry(_ reason: String) {
@@ -158,7 +181,12 @@ private func redisLinkReply(_ context: UnsafeMutablePointer<redisAsyncContext>?,
                             _ privdata: UnsafeMutableRawPointer?) {
     guard let privdata else { return }
     let handler = Unmanaged<RedisReplyHandler>.fromOpaque(privdata).takeRetainedValue()
-    handler.handle(reply.map { RedisReply(UnsafePointer($0.assumingMemoryBound(to: redisReply.self))) } ?? .disconnected)
+    guard let reply else {
+        handler.handle(.disconnected)
+        if let data = context?.pointee.data { Unmanaged<RedisLink>.fromOpaque(data).takeUnretainedValue().freeing() }
+        return
+    }
+    handler.handle(RedisReply(UnsafePointer(reply.assumingMemoryBound(to: redisReply.self))))
 }
 
 /// hiredis callback for subscriptions: called for every message; the link owns the handler.
