@@ -85,4 +85,10 @@ extension Broker {
         cluster.markDone(upTo: ticket)
         releaseHeldSessions()
     }
+
+    /// Every pattern this node has a subscriber on, for re-registering its interest after
+    /// the cluster's Redis came back (its sets may be gone).
+    public func localInterestPatterns() -> [[UInt8]] {
+        index.allPatterns()
+    }
 }

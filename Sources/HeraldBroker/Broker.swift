@@ -145,6 +145,10 @@ public final class Broker {
             out.appendInt(config.maxLine)
             out.appendRaw(config.auth.isEnabled ? #","auth":true,"heartbeat_ms":"# : #","auth":false,"heartbeat_ms":"#)
             out.appendInt(config.heartbeatMs)
+            if let cluster {
+                out.appendRaw(#","node":"#)
+                out.appendJSONString(Array(cluster.nodeName.utf8))
+            }
             out.appendRaw("}}\n")
         }
         beginAuthentication(session, now: now)

@@ -24,8 +24,16 @@ public final class ClusterState {
         public let pattern: [UInt8]
         /// Whether the node now has a subscriber on it (false: its last one left).
         public let added: Bool
-        /// The ticket of the barrier a new interest holds answers behind (0 for removals).
+        /// The ticket of the barrier a new interest holds answers behind (0 for removals
+        /// and for registering again after Redis came back).
         public let ticket: Int
+
+        /// A change of `pattern`.
+        public init(pattern: [UInt8], added: Bool, ticket: Int) {
+            self.pattern = pattern
+            self.added = added
+            self.ticket = ticket
+        }
     }
 
     /// A publisher waiting for its event's `seq`.
@@ -36,6 +44,8 @@ public final class ClusterState {
 
     /// This node's index in the cluster (client ids are `index << 32 | n`).
     public let nodeIndex: Int
+    /// This node's name (`cluster.node`), in `info` and `stats`.
+    public let nodeName: String
     /// Events in publish order since the engine last took them.
     public private(set) var outbox: [Event] = []
     /// Interest changes in order since the engine last took them.
@@ -48,9 +58,10 @@ public final class ClusterState {
     var receipts: [Int: Receipt] = [:]
     private var nextReceipt = 0
 
-    /// Cluster mode for the node with this index.
-    public init(nodeIndex: Int) {
+    /// Cluster mode for the node with this index and name.
+    public init(nodeIndex: Int, nodeName: String = "") {
         self.nodeIndex = nodeIndex
+        self.nodeName = nodeName
     }
 
     /// Whether the engine has something to send.

@@ -121,6 +121,15 @@ final class SubscriptionIndex {
         return patternGone
     }
 
+    /// Every pattern with at least one subscription (concrete channels and wildcard
+    /// patterns), in no particular order: what a cluster node registers again after Redis
+    /// lost its interest sets. Costs the number of patterns.
+    func allPatterns() -> [[UInt8]] {
+        var patterns = entries.keys
+        wildcardEntries.forEachValue { pattern, _ in patterns.append(pattern) }
+        return patterns
+    }
+
     /// The delivery targets for a concrete channel, in subscription order.
     func targets(for channel: [UInt8]) -> [Target] {
         var matched: [Subscription] = []

@@ -85,7 +85,7 @@ public final class Server {
             workers.append(try Worker(index: index, server: self, shared: shared))
         }
         if let join, let settings = config.cluster {
-            broker.cluster = ClusterState(nodeIndex: join.nodeIndex)
+            broker.cluster = ClusterState(nodeIndex: join.nodeIndex, nodeName: settings.node)
             nextConnectionID = (join.nodeIndex << 32) | 1
             clusterEngine = ClusterEngine(settings: settings, nodeIndex: join.nodeIndex, server: self, loop: workers[0].loop)
         }

@@ -112,6 +112,45 @@ struct ClusterServingTests {
         #expect(next["data"] as? Int == 2, "its own event came back from Redis and was not echoed: \(next)")
     }
 
+    @Test func redisKilledAndRestartedMidTrafficGivesUnavailableThenResumes() throws {
+        let redis = try TestRedis()
+        let nodes = try cluster(redis, nodes: 2)
+        try withLogs(of: nodes) {
+            let subscriber = try nodes[1].client()
+            try subscribe(subscriber, #""ch":"r.x""#)
+            let publisher = try nodes[0].client()
+            #expect(try publisher.request(#"{"op":"pub","ch":"r.x","data":1,"rid":1}"#)["seq"] as? Int == 1)
+            #expect(try subscriber.frame()["data"] as? Int == 1)
+            redis.stop()
+            var refused = false
+            for attempt in 0..<50 where !refused {
+                let answer = try publisher.request(#"{"op":"pub","ch":"r.x","data":2,"rid":"d\#(attempt)"}"#)
+                refused = answer["error"] as? String == "unavailable"
+                if !refused { usleep(20_000) }
+            }
+            #expect(refused, "a pub while Redis is down is unavailable, not queued or lost")
+            try redis.restart()
+            var resumed: [String: Any] = [:]
+            for attempt in 0..<100 {
+                resumed = try publisher.request(#"{"op":"pub","ch":"r.x","data":3,"rid":"u\#(attempt)"}"#)
+                if resumed["ok"] != nil { break }
+                usleep(50_000)
+            }
+            #expect(resumed["ok"] as? String == "pub", "service resumes after Redis is back: \(resumed)")
+            #expect(resumed["seq"] as? Int == 2, "the seq survived (appendfsync always): \(resumed)")
+            #expect(try subscriber.frame()["data"] as? Int == 3, "the other node's subscription still gets events")
+        }
+    }
+
+    @Test func infoAndStatsNameTheNode() throws {
+        let redis = try TestRedis()
+        let nodes = try cluster(redis, nodes: 2)
+        let client = try TestClient(port: nodes[1].port)
+        let info = try client.frame()["info"] as? [String: Any]
+        #expect(info?["node"] as? String == "n1")
+        #expect(try client.request(#"{"op":"stats","rid":1}"#)["node"] as? String == "n1")
+    }
+
     @Test func aNodeWhoseRedisIsUnreachableRefusesToStartNamingTheAddress() throws {
         let port = try TestRedisPort.unused()
         #expect(throws: (any Error).self) {

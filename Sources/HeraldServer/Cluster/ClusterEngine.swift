@@ -20,6 +20,8 @@ final class ClusterEngine {
     private var scripts: [String: [UInt8]] = [:]
     private var subscribed = 0
     private(set) var isReady = false
+    /// Whether the engine was ready before (so a new readiness follows a lost Redis).
+    private var wasReady = false
     private var queued: [ClusterState.Event] = []
     private var queuedInterest: [ClusterState.InterestChange] = []
     /// Held `sub` answers: the broker's ticket, the interest version once Redis gave it, when.
@@ -76,8 +78,12 @@ final class ClusterEngine {
     /// What the broker queued in one pass: interest changes, then the events as one batch.
     func send(events: [ClusterState.Event], interest: [ClusterState.InterestChange]) {
         guard isReady else {
-            queued += events
-            queuedInterest += interest
+            if wasReady {
+                refuseWhileDown(events: events, interest: interest)
+            } else {
+                queued += events
+                queuedInterest += interest
+            }
             return
         }
         for change in interest { sendInterest(change) }
@@ -121,14 +127,14 @@ final class ClusterEngine {
     // MARK: - Interest
 
     private func sendInterest(_ change: ClusterState.InterestChange) {
-        if change.added { barriers.append((change.ticket, nil, uv_hrtime())) }
+        if change.added && change.ticket > 0 { barriers.append((change.ticket, nil, uv_hrtime())) }
         let arguments = [Array("EVALSHA".utf8), scripts["interest"] ?? [], Array("0".utf8), Array(prefix.utf8),
                          Array(String(nodeIndex).utf8), Array((change.added ? "+" : "-").utf8), change.pattern]
         let sent = commands.send(arguments) { [unowned self] reply in
-            guard change.added else { return }
+            guard change.added, change.ticket > 0 else { return }
             interestRegistered(ticket: change.ticket, version: reply.integer)
         }
-        if !sent && change.added { interestRegistered(ticket: change.ticket, version: nil) }
+        if !sent && change.added && change.ticket > 0 { interestRegistered(ticket: change.ticket, version: nil) }
     }
 
     /// Redis gave a new interest its version (nil: it failed; the answer is released so the
@@ -266,6 +272,8 @@ final class ClusterEngine {
 
     private func becomeReady() {
         isReady = true
+        if wasReady { registerAgain() }
+        wasReady = true
         commands.send([Array("PUBLISH".utf8), interestChannel, Array("j\(nodeIndex)".utf8)]) { _ in }
         server.logger.info("cluster ready", ["node": settings.node, "index": nodeIndex])
         let events = queued
@@ -273,6 +281,29 @@ final class ClusterEngine {
         queued = []
         queuedInterest = []
         send(events: events, interest: interest)
+    }
+
+    /// Redis is gone (after the cluster was up): receipted `pub`s are `unavailable` at once
+    /// rather than queued without bound; a new subscription's `ok` is not held (it works on
+    /// this node, and every local pattern is registered again when Redis is back); removals
+    /// wait for then.
+    private func refuseWhileDown(events: [ClusterState.Event], interest: [ClusterState.InterestChange]) {
+        if !events.isEmpty { published(events, events.map { _ in 0 }, .disconnected) }
+        queuedInterest += interest.filter { !$0.added }
+        let ticket = interest.filter(\.added).map(\.ticket).max() ?? 0
+        guard ticket > 0 else { return }
+        server.shared.withLock { broker in broker.interestSeen(upTo: ticket) }
+    }
+
+    /// After Redis came back: registers the node and every local pattern again, since a
+    /// Redis restarted without its data lost them (re-adding what is still there is harmless:
+    /// the sets are sets and each change carries a new version).
+    private func registerAgain() {
+        commands.send([Array("HSET".utf8), Array((prefix + "nodes").utf8), Array(String(nodeIndex).utf8),
+                       Array(settings.node.utf8)]) { _ in }
+        let patterns = server.shared.withLock { broker in broker.localInterestPatterns() }
+        for pattern in patterns { sendInterest(ClusterState.InterestChange(pattern: pattern, added: true, ticket: 0)) }
+        server.logger.info("cluster: registered again after Redis came back", ["patterns": patterns.count])
     }
 
     private func lost(_ reason: String) {
