@@ -1,7 +1,8 @@
 /// What cluster mode adds to the broker (docs/cluster.md): the events this node's clients
 /// published, waiting for the engine to send them to Redis in one batch per loop pass; the
 /// changes of this node's interest (patterns gaining their first or losing their last local
-/// subscriber); and the `sub` answers held until every node has seen a new interest.
+/// subscriber); and the interest tickets every node has seen (the `sub` answers waiting for
+/// them are held like durability answers, in `Retention.heldSessions`).
 ///
 /// The broker stays pure: it fills this and the server's `ClusterEngine` drains it, talks to
 /// Redis, and calls back `Broker.deliverRemote` and `Broker.interestSeen`.
@@ -50,8 +51,6 @@ public final class ClusterState {
     public private(set) var outbox: [Event] = []
     /// Interest changes in order since the engine last took them.
     public private(set) var interest: [InterestChange] = []
-    /// Sessions with an answer held behind an interest barrier.
-    var heldSessions: [Session] = []
     /// The last barrier ticket handed out, and the highest every node has acknowledged.
     private(set) var lastTicket = 0
     public private(set) var ticketsDone = 0
