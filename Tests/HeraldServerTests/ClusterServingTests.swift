@@ -160,20 +160,10 @@ struct ClusterServingTests {
     }
 
     @Test func aNodeWhoseRedisIsUnreachableRefusesToStartNamingTheAddress() throws {
-        let port = try TestRedisPort.unused()
+        let port = try TestRedis.freePort()
         #expect(throws: (any Error).self) {
             _ = try DaemonProcess(config: #"cluster: { redis: "redis://127.0.0.1:\#(port)", node: "x" },"#,
                                   arguments: ["--workers", "1"])
         }
-    }
-}
-
-/// A loopback port nothing listens on (for the unreachable-Redis test).
-enum TestRedisPort {
-    static func unused() throws -> Int {
-        let redis = try TestRedis()
-        let port = redis.port
-        redis.stop()
-        return port
     }
 }

@@ -82,7 +82,7 @@ public final class TestRedis: @unchecked Sendable {
     }
 
     /// A port the kernel just handed out and nobody holds now.
-    static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestRedisError.noPort }
         defer { close(fd) }
