@@ -52,16 +52,35 @@ extension Broker {
     @discardableResult
     public func deliverRemote(channel name: [UInt8], seq: Int, from publisher: ConnectionID,
                               data: UnsafeRawBufferPointer?) -> Int {
-        guard index.matchCount(for: name) > 0 else { return 0 }
-        let channel = channel(named: name)
-        channel.seq = max(channel.seq, seq)
+        deliverRemote(RemoteEvent(seq: seq, from: publisher, channel: name, data: data.map { Array($0) }))
+    }
+
+    /// An event from Redis, `pub` or state change: buffered for subscriptions still catching
+    /// up, fanned out to the others with the cluster's `seq`.
+    /// - Returns: how many subscriptions here received it.
+    @discardableResult
+    public func deliverRemote(_ event: RemoteEvent) -> Int {
+        if let cluster, !cluster.catchingUp.isEmpty { bufferForCatchUps(event, cluster) }
+        guard index.matchCount(for: event.channel) > 0 else { return 0 }
+        let channel = channel(named: event.channel)
+        channel.seq = max(channel.seq, event.seq)
         var quoted: [UInt8] = []
         var client: [UInt8] = [UInt8(ascii: "c")]
-        client.appendInt(publisher)
+        client.appendInt(event.from)
         quoted.appendJSONString(client)
-        buildSharedParts(seq: seq, quotedFrom: quoted, data: data)
+        if let middle = event.middle {
+            buildSharedParts(seq: event.seq, quotedFrom: quoted, data: nil, middle: middle)
+            // `data: nil` ended the frame with "}\n"; the state payload goes before it.
+            eventShared.drop(last: 2)
+            eventShared.append(event.tail)
+            eventShared.append("}\n")
+        } else if let data = event.data {
+            data.withUnsafeBytes { buildSharedParts(seq: event.seq, quotedFrom: quoted, data: $0) }
+        } else {
+            buildSharedParts(seq: event.seq, quotedFrom: quoted, data: nil)
+        }
         stats.msgsIn += 1
-        return fanOut(on: channel, publisherID: publisher)
+        return fanOut(on: channel, publisherID: event.from)
     }
 
     /// After `index.insert` made `pattern` new here: in cluster mode, tells the other nodes

@@ -107,7 +107,7 @@ extension Broker {
         return receivers
     }
 
-    private func accepts(_ subscription: Subscription, from publisher: ConnectionID, on channel: Channel) -> Bool {
+    func accepts(_ subscription: Subscription, from publisher: ConnectionID, on channel: Channel) -> Bool {
         guard subscription.isActive, !subscription.isHandler else { return false }
         let session = subscription.session
         return !session.closeAfterFlush && (session.echo || session.id != publisher)

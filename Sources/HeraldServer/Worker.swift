@@ -150,10 +150,12 @@ final class Worker: @unchecked Sendable {
         var moreTeardown = false
         var clusterEvents: [ClusterState.Event] = []
         var clusterInterest: [ClusterState.InterestChange] = []
+        var clusterCalls: [ClusterState.ScriptCall] = []
         shared.withLock { broker in
             if let cluster = broker.cluster, cluster.hasWork {
                 clusterEvents = cluster.takeOutbox()
                 clusterInterest = cluster.takeInterest()
+                clusterCalls = cluster.takeCalls()
             }
             if broker.hasDeferredWork {
                 // A quarter of the pass budget: teardown is background work for a client
@@ -176,8 +178,8 @@ final class Worker: @unchecked Sendable {
             if !isMain { rearm = server.needsRearm(for: broker.nextDeadline) }
         }
         for connection in ready { connection.writeTaken() }
-        if !clusterEvents.isEmpty || !clusterInterest.isEmpty {
-            server.clusterEngine?.send(events: clusterEvents, interest: clusterInterest)
+        if !clusterEvents.isEmpty || !clusterInterest.isEmpty || !clusterCalls.isEmpty {
+            server.clusterEngine?.send(events: clusterEvents, interest: clusterInterest, calls: clusterCalls)
         }
         hasTeardown = moreTeardown
         if moreTeardown { keepAwake() }

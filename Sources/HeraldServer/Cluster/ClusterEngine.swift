@@ -14,16 +14,21 @@ final class ClusterEngine {
     let settings: ClusterSettings
     let nodeIndex: Int
     unowned let server: Server
-    private let commands: RedisLink
+    let commands: RedisLink
     private let messages: RedisLink
-    private let table = InterestTable()
-    private var scripts: [String: [UInt8]] = [:]
+    let table = InterestTable()
+    var scripts: [String: [UInt8]] = [:]
     private var subscribed = 0
     private(set) var isReady = false
     /// Whether the engine was ready before (so a new readiness follows a lost Redis).
     private var wasReady = false
     private var queued: [ClusterState.Event] = []
     private var queuedInterest: [ClusterState.InterestChange] = []
+    private var queuedCalls: [ClusterState.ScriptCall] = []
+    /// Catch-up calls waiting for an interest ticket (`ClusterState.ScriptCall.afterTicket`).
+    var deferredCalls: [ClusterState.ScriptCall] = []
+    /// The highest interest ticket whose held answers were released.
+    var releasedTicket = 0
     /// Held `sub` answers: the broker's ticket, the interest version once Redis gave it, when.
     private var barriers: [(ticket: Int, version: Int?, since: UInt64)] = []
     /// The highest interest version each live node acknowledged.
@@ -35,7 +40,7 @@ final class ClusterEngine {
     /// as gone; issue 15 gives node failures their own detection).
     static let barrierTimeoutNs: UInt64 = 2_000_000_000
 
-    private var prefix: String { settings.keyPrefix }
+    var prefix: String { settings.keyPrefix }
     private var ownChannel: [UInt8] { Array((prefix + "n:" + String(nodeIndex)).utf8) }
     private var interestChannel: [UInt8] { Array((prefix + "interest").utf8) }
 
@@ -75,19 +80,33 @@ final class ClusterEngine {
         uv_close(UnsafeMutableRawPointer(timer).assumingMemoryBound(to: uv_handle_t.self)) { $0?.deallocate() }
     }
 
-    /// What the broker queued in one pass: interest changes, then the events as one batch.
-    func send(events: [ClusterState.Event], interest: [ClusterState.InterestChange]) {
+    /// What the broker queued in one pass: interest changes, then the events as batches
+    /// with the script calls between them where they were queued.
+    func send(events: [ClusterState.Event], interest: [ClusterState.InterestChange],
+              calls: [ClusterState.ScriptCall] = []) {
         guard isReady else {
             if wasReady {
-                refuseWhileDown(events: events, interest: interest)
+                refuseWhileDown(events: events, interest: interest, calls: calls)
             } else {
+                queuedCalls += calls.map { call in
+                    var moved = call
+                    moved.position += queued.count
+                    return moved
+                }
                 queued += events
                 queuedInterest += interest
             }
             return
         }
         for change in interest { sendInterest(change) }
-        if !events.isEmpty { publish(events) }
+        var start = 0
+        for call in calls {
+            let end = min(max(call.position, start), events.count)
+            if end > start { publish(Array(events[start..<end])) }
+            start = end
+            sendCall(call)
+        }
+        if start < events.count { publish(start == 0 ? events : Array(events[start...])) }
     }
 
     // MARK: - Publishing
@@ -164,6 +183,8 @@ final class ClusterEngine {
         }
         guard done > 0 else { return }
         server.shared.withLock { broker in broker.interestSeen(upTo: done) }
+        releasedTicket = max(releasedTicket, done)
+        sendDeferredCalls()
     }
 
     // MARK: - Messages
@@ -190,11 +211,7 @@ final class ClusterEngine {
         }
         server.shared.withLock { broker in
             for record in records {
-                if let data = record.data {
-                    data.withUnsafeBytes { _ = broker.deliverRemote(channel: record.channel, seq: record.seq, from: record.from, data: $0) }
-                } else {
-                    broker.deliverRemote(channel: record.channel, seq: record.seq, from: record.from, data: nil)
-                }
+                broker.deliverRemote(record.event)
             }
         }
     }
@@ -234,8 +251,7 @@ final class ClusterEngine {
 
     private func loadScripts() {
         isReady = false
-        let sources = [("publish", ClusterScripts.publish), ("interest", ClusterScripts.interest),
-                       ("snapshot", ClusterScripts.snapshot)]
+        let sources = Self.scriptSources
         var left = sources.count
         for (name, source) in sources {
             commands.send([Array("SCRIPT".utf8), Array("LOAD".utf8), Array(source.utf8)]) { [unowned self] reply in
@@ -249,7 +265,7 @@ final class ClusterEngine {
     /// Once the scripts are loaded and both subscriptions are on: reads every live node's
     /// interest at one version, then starts sending.
     private func takeSnapshot() {
-        guard scripts.count == 3, subscribed == 2, commands.isConnected, !isReady else { return }
+        guard scripts.count == Self.scriptSources.count, subscribed == 2, commands.isConnected, !isReady else { return }
         commands.send([Array("EVALSHA".utf8), scripts["snapshot"] ?? [], Array("0".utf8), Array(prefix.utf8)]) { [unowned self] reply in
             guard let parts = reply.elements, let version = parts.first?.integer else {
                 server.logger.warn("cluster: reading the interest table failed", ["error": reply.failure ?? "bad reply"])
@@ -278,17 +294,21 @@ final class ClusterEngine {
         server.logger.info("cluster ready", ["node": settings.node, "index": nodeIndex])
         let events = queued
         let interest = queuedInterest
+        let calls = queuedCalls
         queued = []
         queuedInterest = []
-        send(events: events, interest: interest)
+        queuedCalls = []
+        send(events: events, interest: interest, calls: calls)
     }
 
     /// Redis is gone (after the cluster was up): receipted `pub`s are `unavailable` at once
     /// rather than queued without bound; a new subscription's `ok` is not held (it works on
     /// this node, and every local pattern is registered again when Redis is back); removals
     /// wait for then.
-    private func refuseWhileDown(events: [ClusterState.Event], interest: [ClusterState.InterestChange]) {
+    private func refuseWhileDown(events: [ClusterState.Event], interest: [ClusterState.InterestChange],
+                                 calls: [ClusterState.ScriptCall]) {
         if !events.isEmpty { published(events, events.map { _ in 0 }, .disconnected) }
+        for call in calls { answered(call, .disconnected) }
         queuedInterest += interest.filter { !$0.added }
         let ticket = interest.filter(\.added).map(\.ticket).max() ?? 0
         guard ticket > 0 else { return }
@@ -317,6 +337,9 @@ final class ClusterEngine {
         let events = queued
         queued = []
         if !events.isEmpty { published(events, events.map { _ in 0 }, .disconnected) }
+        let waiting = deferredCalls
+        deferredCalls = []
+        for call in waiting { answered(call, .disconnected) }
     }
 
     private func everySecond() {

@@ -1,6 +1,11 @@
-/// The node-to-node form of one event (docs/cluster.md): the publishing node writes
+import HeraldBroker
+
+/// The node-to-node form of one event (docs/cluster.md). A `pub`: the publishing node writes
 /// `FROM CHLEN DATALEN\nCHANNEL DATA` (DATALEN -1 when the event has no `data`), the publish
 /// script prefixes `SEQ ` and concatenates the records of a batch into one message per node.
+/// A state change: the `state` script writes `SEQ FROM CHLEN MIDLEN TAILLEN\nCHANNEL MIDDLE
+/// TAIL` itself (it decides the `rev` the middle carries). History entries are the same
+/// records without the `SEQ `, which is the entry's id.
 struct ClusterRecord: Equatable {
     /// The channel's `seq` (0 before the script gave it one).
     var seq: Int
@@ -10,6 +15,10 @@ struct ClusterRecord: Equatable {
     var channel: [UInt8]
     /// The raw JSON of `data`, when present.
     var data: [UInt8]?
+    /// A state event's fields after `from`; nil for a `pub` event.
+    var middle: [UInt8]? = nil
+    /// A state event's payload field (may be empty).
+    var tail: [UInt8] = []
 
     /// The record as the publishing node sends it (without the seq).
     var encoded: [UInt8] {
@@ -21,6 +30,11 @@ struct ClusterRecord: Equatable {
         return out
     }
 
+    /// The event the broker fans out.
+    var event: RemoteEvent {
+        RemoteEvent(seq: seq, from: from, channel: channel, data: data, middle: middle, tail: tail)
+    }
+
     /// Splits one node message into records. - Returns: nil when it is malformed.
     static func decode(_ message: [UInt8]) -> [ClusterRecord]? {
         var records: [ClusterRecord] = []
@@ -28,14 +42,25 @@ struct ClusterRecord: Equatable {
         while at < message.count {
             guard let newline = message[at...].firstIndex(of: 10) else { return nil }
             let header = message[at..<newline].split(separator: 32)
-            guard header.count == 4, let seq = Self.int(header[0]), let from = Self.int(header[1]),
-                  let channelCount = Self.int(header[2]), let dataCount = Self.int(header[3]),
-                  channelCount >= 0, dataCount >= -1 else { return nil }
+            guard header.count == 4 || header.count == 5, let seq = Self.int(header[0]), let from = Self.int(header[1]),
+                  let channelCount = Self.int(header[2]), channelCount >= 0 else { return nil }
             let start = newline + 1
-            let end = start + channelCount + max(0, dataCount)
+            let channelEnd = start + channelCount
+            if header.count == 5 {
+                guard let middleCount = Self.int(header[3]), let tailCount = Self.int(header[4]),
+                      middleCount >= 0, tailCount >= 0, channelEnd + middleCount + tailCount <= message.count else { return nil }
+                let middleEnd = channelEnd + middleCount
+                records.append(ClusterRecord(seq: seq, from: from, channel: Array(message[start..<channelEnd]), data: nil,
+                                             middle: Array(message[channelEnd..<middleEnd]),
+                                             tail: Array(message[middleEnd..<(middleEnd + tailCount)])))
+                at = middleEnd + tailCount
+                continue
+            }
+            guard let dataCount = Self.int(header[3]), dataCount >= -1 else { return nil }
+            let end = channelEnd + max(0, dataCount)
             guard end <= message.count else { return nil }
-            let channel = Array(message[start..<(start + channelCount)])
-            let data = dataCount < 0 ? nil : Array(message[(start + channelCount)..<end])
+            let channel = Array(message[start..<channelEnd])
+            let data = dataCount < 0 ? nil : Array(message[channelEnd..<end])
             records.append(ClusterRecord(seq: seq, from: from, channel: channel, data: data))
             at = end
         }
