@@ -53,6 +53,40 @@ struct ClusterStateServingTests {
         #expect(final["rev"] as? Int == 12 * rounds + 1, "rev +1 per change")
     }
 
+    @Test func noAcknowledgedStateWriteIsLostWhenRedisIsKilledMidTraffic() throws {
+        let redis = try TestRedis()
+        let nodes = try cluster(redis, nodes: 2)
+        let writer = try nodes[0].client()
+        let count = 2000
+        // Pipelined: the node is working through them when Redis dies.
+        for n in 0..<count { writer.send(#"{"op":"append","ch":"log","value":\#(n),"rid":\#(n)}"#) }
+        usleep(20_000)
+        redis.stop()
+        var acknowledged: [Int] = []
+        var unavailable = 0
+        for _ in 0..<count {
+            let answer = try writer.frame()
+            if answer["ok"] as? String == "append", let rid = answer["rid"] as? Int {
+                acknowledged.append(rid)
+            } else if answer["error"] as? String == "unavailable" {
+                unavailable += 1
+            } else {
+                Issue.record("unexpected answer \(answer)")
+            }
+        }
+        #expect(!acknowledged.isEmpty && unavailable > 0, "killed mid-traffic: \(acknowledged.count) ok, \(unavailable) unavailable")
+        try redis.restart()
+        var list: [Int]?
+        for _ in 0..<100 where list == nil {
+            let answer = try nodes[1].client().request(#"{"op":"get","ch":"log"}"#)
+            list = answer["value"] as? [Int]
+            if list == nil { usleep(50_000) }
+        }
+        let kept = Set(list ?? [])
+        #expect(acknowledged.allSatisfy { kept.contains($0) }, "every acknowledged append survived (appendfsync always)")
+        #expect((list ?? []).count <= acknowledged.count + 1, "at most the one in flight when Redis died is there unanswered")
+    }
+
     @Test func stateChangesReachSubscribersOnOtherNodesWithOneSeqAndRevSequence() throws {
         let redis = try TestRedis()
         let nodes = try cluster(redis)
