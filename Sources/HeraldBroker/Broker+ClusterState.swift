@@ -53,7 +53,8 @@ extension Broker {
         }
         let limits = config.stateLimits
         var arguments: [[UInt8]] = [Array(op.rawValue.utf8), name, Array(String(session.id).utf8), ifRev,
-                                    Array(String(config.history).utf8), Array(String(limits.maxValueBytes).utf8),
+                                    Array((String(config.history) + " " + String(config.historyBytes)).utf8),
+                                    Array(String(limits.maxValueBytes).utf8),
                                     Array(String(limits.maxListLength).utf8), Array(String(limits.maxRetainedBytes).utf8),
                                     Array((session.user?.name ?? "").utf8),
                                     Array((session.user.map { String($0.limits.retainedBytes) } ?? "").utf8),

@@ -154,6 +154,28 @@ struct ClusterStateServingTests {
         #expect(late["recovered"] as? Bool == false)
     }
 
+    @Test func historyBytesCapsTheWholeDataSetOldestFirstWhateverTheChannel() throws {
+        let redis = try TestRedis()
+        let nodes = try cluster(redis, nodes: 2, extra: "history: 100, history_bytes: 4000,")
+        let publisher = try nodes[0].client()
+        let payload = String(repeating: "x", count: 60)
+        for n in 0..<90 { publisher.send(#"{"op":"pub","ch":"hb.\#(n % 3)","data":"\#(payload)"}"#) }
+        #expect(try publisher.request(#"{"op":"pub","ch":"hb.0","data":"last","rid":1}"#)["seq"] as? Int == 31)
+        let reader = try nodes[1].client()
+        var kept = 0
+        for channel in 0..<3 {
+            let answer = try reader.request(#"{"op":"sub","ch":"hb.\#(channel)","since":0,"sub":"s\#(channel)"}"#)
+            #expect(answer["recovered"] as? Bool == false, "the oldest events went")
+            let last = channel == 0 ? 31 : 30
+            var seqs: [Int] = []
+            while seqs.last != last, let seq = try reader.frame()["seq"] as? Int { seqs.append(seq) }
+            #expect(seqs == Array((last - seqs.count + 1)...last), "an unbroken run up to the latest: \(seqs)")
+            kept += seqs.count
+        }
+        // Each event counts its record (about 90 bytes here) plus 40.
+        #expect(kept >= 20 && kept <= 4000 / 120, "history_bytes bounds all channels together: \(kept) kept")
+    }
+
     @Test func sinceIsGapFreeWhilePublishersOnOtherNodesKeepPublishing() throws {
         let redis = try TestRedis()
         let nodes = try cluster(redis, extra: "history: 1000,")

@@ -113,7 +113,7 @@ final class ClusterEngine {
 
     private func publish(_ events: [ClusterState.Event]) {
         var arguments: [[UInt8]] = [Array("EVALSHA".utf8), scripts["publish"] ?? [], Array("0".utf8),
-                                    Array(prefix.utf8), Array(String(server.config.history).utf8),
+                                    Array(prefix.utf8), Array("\(server.config.history) \(server.config.historyBytes)".utf8),
                                     Array(String(events.count).utf8)]
         var fanouts: [Int] = []
         arguments.reserveCapacity(arguments.count + 3 * events.count)

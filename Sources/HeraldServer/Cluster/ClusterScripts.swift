@@ -3,14 +3,11 @@
 /// ARGV, so the cluster runs on one Redis (not Redis Cluster) and several clusters can share
 /// one with different prefixes.
 enum ClusterScripts {
-    /// A batch of events: ARGV = prefix, history, n, then per event channel, target nodes
+    /// A batch of events: ARGV = prefix, `HISTORY HISTORY_BYTES`, n, then per event channel, target nodes
     /// (comma-separated indexes) and record. For each: the channel's next `seq` (`HINCRBY`,
-    /// the meta keeps the data set's epoch), history in a stream with id `seq-0` (trimmed to
-    /// `history` entries), and the record, prefixed with its seq, appended to each target
+    /// the meta keeps the data set's epoch), history (`ClusterStateScripts.history`), and the record, prefixed with its seq, appended to each target
     /// node's message; then one `PUBLISH` per target node. Returns the seqs in order.
-    static let publish = """
-    local p = ARGV[1]
-    local hist = tonumber(ARGV[2])
+    static let publish = "local p, histcfg = ARGV[1], ARGV[2]\n" + ClusterStateScripts.history + """
     local n = tonumber(ARGV[3])
     local epoch = redis.call('GET', p .. 'epoch') or ''
     local out = {}
@@ -23,9 +20,7 @@ enum ClusterScripts {
       local meta = p .. 'm:' .. ch
       local seq = redis.call('HINCRBY', meta, 'seq', 1)
       if seq == 1 then redis.call('HSET', meta, 'epoch', epoch) end
-      if hist > 0 then
-        redis.pcall('XADD', p .. 'h:' .. ch, 'MAXLEN', hist, seq .. '-0', 'r', rec)
-      end
+      record(ch, seq, rec)
       seqs[k] = seq
       if targets ~= '' then
         local line = seq .. ' ' .. rec

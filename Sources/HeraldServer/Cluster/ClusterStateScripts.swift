@@ -6,8 +6,49 @@
 /// `{p}l:CH` list items, `{p}sk` sorted set of channels holding content (for `current` on a
 /// pattern), `{p}rb` retained bytes of the data set, `{p}ub:USER` a user's retained bytes.
 enum ClusterStateScripts {
+    /// The history every event script shares, defined first in each (`p`, the prefix, and
+    /// `histcfg`, `HISTORY HISTORY_BYTES` from one ARGV, must be set before it).
+    ///
+    /// `record(ch, seq, rec)` appends the event to the channel's stream `{p}h:CH` (id
+    /// `SEQ-0`) and to the data set's age index `{p}hi` (a sorted set, member
+    /// `BYTES SEQ CH`, score from the counter `{p}hn`), adds its bytes (record + 40, as on
+    /// one node) to `{p}hb`, then evicts: the channel's oldest while it holds more than
+    /// `history` events, and the data set's oldest (any channel) while `{p}hb` is above
+    /// `history_bytes`. Each eviction is O(log n), so one event costs O(log n) plus what it
+    /// evicts, and Redis never holds more history than the two limits allow.
+    static let history = """
+    local hist, hbytes = string.match(histcfg, '^(%d+) (%d+)$')
+    hist, hbytes = tonumber(hist), tonumber(hbytes)
+    local function record(ch, seq, rec)
+      if hist <= 0 then return end
+      local hk = p .. 'h:' .. ch
+      local size = #rec + 40
+      -- An id at or below the stream's last (a data set restored from an older copy) is
+      -- refused by Redis: the event is then not kept, as with history 0.
+      local added = redis.pcall('XADD', hk, seq .. '-0', 'r', rec)
+      if type(added) == 'table' and added.err then return end
+      redis.call('ZADD', p .. 'hi', redis.call('INCR', p .. 'hn'), size .. ' ' .. seq .. ' ' .. ch)
+      local total = redis.call('INCRBY', p .. 'hb', size)
+      while redis.call('XLEN', hk) > hist do
+        local old = redis.call('XRANGE', hk, '-', '+', 'COUNT', 1)[1]
+        local osize = #old[2][2] + 40
+        redis.call('XDEL', hk, old[1])
+        redis.call('ZREM', p .. 'hi', osize .. ' ' .. string.match(old[1], '^(%d+)') .. ' ' .. ch)
+        total = redis.call('DECRBY', p .. 'hb', osize)
+      end
+      while total > hbytes do
+        local popped = redis.call('ZPOPMIN', p .. 'hi')
+        if #popped == 0 then break end
+        local osize, oseq, och = string.match(popped[1], '^(%d+) (%d+) (.*)$')
+        redis.call('XDEL', p .. 'h:' .. och, oseq .. '-0')
+        total = redis.call('DECRBY', p .. 'hb', tonumber(osize))
+      end
+    end
+
+    """
+
     /// One state op. ARGV: prefix, targets (comma-separated node indexes), op, channel, from,
-    /// if_rev ('' none), history, max_value_bytes, max_list_length, max_retained_bytes, user
+    /// if_rev ('' none), `HISTORY HISTORY_BYTES`, max_value_bytes, max_list_length, max_retained_bytes, user
     /// ('' none), the user's retained_bytes ('' none), value (set/append/assign; splice: the
     /// raw `insert`), index, remove, is-list ('1'), then the elements (set of an array,
     /// splice's insert).
@@ -17,10 +58,10 @@ enum ClusterStateScripts {
     /// appends it to history and publishes it to the target nodes. Returns `{0, rev, seq
     /// [, index]}` (seq 0: no change, no event), `{0, rev, value, ch}` for `get`, or
     /// `{1, code, message, rev}`.
-    static let state = """
-    local p, targets, op, ch = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+    static let state = "local p, histcfg = ARGV[1], ARGV[7]\n" + history + """
+    local targets, op, ch = ARGV[2], ARGV[3], ARGV[4]
     local from, ifrev = ARGV[5], ARGV[6]
-    local hist, maxvalue = tonumber(ARGV[7]), tonumber(ARGV[8])
+    local maxvalue = tonumber(ARGV[8])
     local maxlen, maxret = tonumber(ARGV[9]), tonumber(ARGV[10])
     local user, ulimit = ARGV[11], tonumber(ARGV[12])
     local value, index, remove = ARGV[13], tonumber(ARGV[14]), tonumber(ARGV[15])
@@ -171,7 +212,7 @@ enum ClusterStateScripts {
       mid = ',"kind":"touch","rev":' .. nrev
     end
     local rec = from .. ' ' .. #ch .. ' ' .. #mid .. ' ' .. #tail .. '\\n' .. ch .. mid .. tail
-    if hist > 0 then redis.pcall('XADD', p .. 'h:' .. ch, 'MAXLEN', hist, seq .. '-0', 'r', rec) end
+    record(ch, seq, rec)
     if targets ~= '' then
       for node in string.gmatch(targets, '[^,]+') do redis.call('PUBLISH', p .. 'n:' .. node, seq .. ' ' .. rec) end
     end
