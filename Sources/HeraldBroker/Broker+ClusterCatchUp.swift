@@ -10,6 +10,10 @@ import HeraldWire
 /// Exactness: the script runs only after every node acknowledged the interest changes made
 /// so far (`afterTicket`), so every event it does not see comes here live.
 extension Broker {
+    /// The most events one cluster catch-up replays (the newest after `since`); past it, or
+    /// past half of `max_pending` in bytes, `recovered` is false (docs/cluster.md).
+    static let clusterReplayMaxEvents = 10_000
+
     /// Parks the `sub` until the `catchUp` script has read what it asked for.
     func startClusterCatchUp(_ catchUp: CatchUp, for subscription: Subscription, _ cluster: ClusterState) {
         subscription.isReplaying = true
@@ -19,7 +23,8 @@ extension Broker {
         if let value = catchUp.since { since.appendInt(value) }
         let arguments: [[UInt8]] = [subscription.pattern, Array((subscription.isWildcard ? "1" : "0").utf8),
                                     Array((catchUp.current ? "1" : "0").utf8), since,
-                                    Array(String(Swift.max(config.history, 1)).utf8)]
+                                    Array(String(Swift.min(Swift.max(config.history, 1), Self.clusterReplayMaxEvents)).utf8),
+                                    Array(String(config.maxPending / 2).utf8)]
         let waiting = ClusterState.Waiting(session: subscription.session, op: .sub,
                                            opRaw: current.opRaw.map { Array($0) },
                                            rid: current.ridRaw.map { Array($0) },

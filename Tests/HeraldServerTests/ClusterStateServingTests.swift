@@ -176,6 +176,22 @@ struct ClusterStateServingTests {
         #expect(kept >= 20 && kept <= 4000 / 120, "history_bytes bounds all channels together: \(kept) kept")
     }
 
+    @Test func aReplayLargerThanHalfMaxPendingSendsTheNewestAndSaysNotRecovered() throws {
+        let redis = try TestRedis()
+        let nodes = try cluster(redis, nodes: 2, extra: "history: 1000, max_pending: 65536,")
+        let publisher = try nodes[0].client()
+        let payload = String(repeating: "y", count: 60)
+        for _ in 0..<699 { publisher.send(#"{"op":"pub","ch":"big","data":"\#(payload)"}"#) }
+        #expect(try publisher.request(#"{"op":"pub","ch":"big","data":"end","rid":1}"#)["seq"] as? Int == 700)
+        let reader = try nodes[1].client()
+        let answer = try reader.request(#"{"op":"sub","ch":"big","since":0}"#)
+        #expect(answer["recovered"] as? Bool == false, "the replay did not fit: \(answer)")
+        var seqs: [Int] = []
+        while seqs.last != 700, let seq = try reader.frame()["seq"] as? Int { seqs.append(seq) }
+        // Half of max_pending (32 KiB) holds about 340 records of about 95 bytes.
+        #expect(seqs.count > 200 && seqs.count < 500 && seqs == Array((701 - seqs.count)...700), "the newest run: \(seqs.count)")
+    }
+
     @Test func sinceIsGapFreeWhilePublishersOnOtherNodesKeepPublishing() throws {
         let redis = try TestRedis()
         let nodes = try cluster(redis, extra: "history: 1000,")

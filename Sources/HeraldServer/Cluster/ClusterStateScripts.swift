@@ -221,14 +221,16 @@ enum ClusterStateScripts {
     """
 
     /// What a `sub` with `current` or `since` needs. ARGV: prefix, targets (unused), pattern,
-    /// is-wildcard ('1'), current ('1'), since ('' none), the most history entries to read.
-    /// Returns `{seq, oldest, currents, history}`: for `since`, the channel's `seq` and the
-    /// oldest `seq` its history holds (0: none), and the history after `since` as
-    /// `SEQ RECORD` strings; for `current`, `{name, rev, value, seq}` of every matching
+    /// is-wildcard ('1'), current ('1'), since ('' none), the most history entries and bytes
+    /// to replay. Returns `{seq, oldest, currents, history}`: for `since`, the channel's `seq`
+    /// and the oldest `seq` its history holds (0: none, or the replay did not fit the bounds,
+    /// so `recovered` is false), and the newest history after `since` within the bounds as
+    /// `SEQ RECORD` strings, oldest first; for `current`, `{name, rev, value, seq}` of every matching
     /// channel holding content, by name (a pattern reads the names under its literal prefix).
     static let catchUp = """
     local p, pattern = ARGV[1], ARGV[3]
     local wild, cur, since, maxcount = ARGV[4] == '1', ARGV[5] == '1', ARGV[6], tonumber(ARGV[7])
+    local maxbytes = tonumber(ARGV[8])
     local function split(s)
       local t = {}
       for token in string.gmatch(s, '[^.]+') do t[#t + 1] = token end
@@ -277,9 +279,17 @@ enum ClusterStateScripts {
       if #first > 0 then oldest = tonumber(string.match(first[1][1], '^(%d+)')) end
       local s = tonumber(since)
       if s < seq then
-        for _, e in ipairs(redis.call('XRANGE', hk, (s + 1) .. '-0', '+', 'COUNT', maxcount)) do
-          recs[#recs + 1] = string.match(e[1], '^(%d+)') .. ' ' .. e[2][2]
+        -- Newest first, so a replay that does not fit keeps the latest events.
+        local bytes, newest = 0, {}
+        for _, e in ipairs(redis.call('XREVRANGE', hk, '+', (s + 1) .. '-0', 'COUNT', maxcount + 1)) do
+          bytes = bytes + #e[2][2]
+          if #newest == maxcount or bytes > maxbytes then
+            oldest = 0
+            break
+          end
+          newest[#newest + 1] = string.match(e[1], '^(%d+)') .. ' ' .. e[2][2]
         end
+        for i = #newest, 1, -1 do recs[#recs + 1] = newest[i] end
       end
     end
     return { seq, oldest, currents, recs }
