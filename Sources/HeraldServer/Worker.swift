@@ -151,8 +151,12 @@ final class Worker: @unchecked Sendable {
         var clusterEvents: [ClusterState.Event] = []
         var clusterInterest: [ClusterState.InterestChange] = []
         var clusterCalls: [ClusterState.ScriptCall] = []
+        var wakeMain = false
         shared.withLock { broker in
-            if let cluster = broker.cluster, cluster.hasWork {
+            // The engine lives on the main loop: another loop only wakes it.
+            if let cluster = broker.cluster, cluster.hasWork, !isMain {
+                wakeMain = true
+            } else if let cluster = broker.cluster, cluster.hasWork {
                 clusterEvents = cluster.takeOutbox()
                 clusterInterest = cluster.takeInterest()
                 clusterCalls = cluster.takeCalls()
@@ -186,7 +190,7 @@ final class Worker: @unchecked Sendable {
         if !authEvents.isEmpty { server.log(authEvents) }
         if isMain {
             server.armTicker()
-        } else if rearm {
+        } else if rearm || wakeMain {
             server.main.post(.rearm)
         }
     }

@@ -7,16 +7,19 @@ import Testing
 /// nodes.
 @Suite(.enabled(if: TestRedis.isAvailable, "needs Debian's redis-server"), .serialized)
 struct ClusterStateServingTests {
-    private func cluster(_ redis: TestRedis, nodes: Int = 3, extra: String = "") throws -> [DaemonProcess] {
+    private func cluster(_ redis: TestRedis, nodes: Int = 3, extra: String = "", workers: Int = 1) throws -> [DaemonProcess] {
         try (0..<nodes).map { index in
             try DaemonProcess(config: #"cluster: { redis: "redis://127.0.0.1:\#(redis.port)", node: "n\#(index)" },"# + extra,
-                              arguments: ["--workers", "1"])
+                              arguments: ["--workers", String(workers)])
         }
     }
 
-    @Test func ifRevCountersOnThreeNodesCountEverySuccessfulWriteExactly() throws {
+    /// With two loops per node the clients are spread over both (connections are dealt
+    /// round robin), so the engine on the main loop serves the other loop's clients too.
+    @Test(arguments: [1, 2])
+    func ifRevCountersOnThreeNodesCountEverySuccessfulWriteExactly(workers: Int) throws {
         let redis = try TestRedis()
-        let nodes = try cluster(redis)
+        let nodes = try cluster(redis, workers: workers)
         #expect(try nodes[0].client().request(#"{"op":"set","ch":"count","value":0}"#)["rev"] as? Int == 1)
         let rounds = 40
         let successes = LockedCounter()
@@ -192,9 +195,10 @@ struct ClusterStateServingTests {
         #expect(seqs.count > 200 && seqs.count < 500 && seqs == Array((701 - seqs.count)...700), "the newest run: \(seqs.count)")
     }
 
-    @Test func sinceIsGapFreeWhilePublishersOnOtherNodesKeepPublishing() throws {
+    @Test(arguments: [1, 2])
+    func sinceIsGapFreeWhilePublishersOnOtherNodesKeepPublishing(workers: Int) throws {
         let redis = try TestRedis()
-        let nodes = try cluster(redis, extra: "history: 1000,")
+        let nodes = try cluster(redis, extra: "history: 1000,", workers: workers)
         let publisher = try nodes[0].client()
         let total = 400
         for n in 0..<100 { publisher.send(#"{"op":"pub","ch":"busy","data":\#(n)}"#) }
