@@ -130,6 +130,41 @@ struct ClusterStateServingTests {
         #expect(try a.request(#"{"op":"set","ch":"$sys.x","value":1}"#)["error"] as? String == "forbidden")
     }
 
+    @Test func everyNodeAppliesTheSameUsersAndAUsersRetainedBytesCountOverAllNodes() throws {
+        let redis = try TestRedis()
+        let users = """
+            auth: { users: [
+              { name: "app", token: "app-t", publish: { allow: ["app.>"] }, subscribe: { allow: ["app.>"] },
+                limits: { retained_bytes: 300 } },
+              { name: "dev", token: "dev-t" },
+            ] },
+            """
+        let nodes = try cluster(redis, extra: users)
+        let app = try (0..<3).map { index in
+            let client = try nodes[index].client()
+            #expect(try client.request(#"{"op":"hello","token":"app-t"}"#)["ok"] as? String == "hello")
+            return client
+        }
+        let dev = try nodes[2].client()
+        #expect(try dev.request(#"{"op":"hello","token":"dev-t"}"#)["ok"] as? String == "hello")
+        #expect(try app[1].request(#"{"op":"sub","ch":"app.*","sub":"a"}"#)["ok"] as? String == "sub")
+        #expect(try app[1].request(#"{"op":"sub","ch":"other"}"#)["error"] as? String == "forbidden")
+        #expect(try app[0].request(#"{"op":"set","ch":"other","value":1}"#)["error"] as? String == "forbidden")
+        #expect(try app[0].request(#"{"op":"get","ch":"other"}"#)["error"] as? String == "forbidden")
+        #expect(try dev.request(#"{"op":"pub","ch":"app.news","data":"hi","rid":1}"#)["receivers"] as? Int == 1)
+        #expect(try app[1].frame()["data"] as? String == "hi", "dev on node 2 reaches app on node 1")
+        let big = String(repeating: "z", count: 200)
+        #expect(try app[0].request(#"{"op":"set","ch":"app.one","value":"\#(big)"}"#)["ok"] as? String == "set")
+        _ = try app[1].frame()
+        let refused = try app[2].request(#"{"op":"set","ch":"app.two","value":"\#(big)"}"#)
+        #expect(refused["error"] as? String == "limit", "the user's bytes on node 0 count on node 2: \(refused)")
+        #expect(try dev.request(#"{"op":"set","ch":"app.two","value":"\#(big)"}"#)["ok"] as? String == "set",
+                "another user is not charged for app's bytes")
+        #expect(try app[2].request(#"{"op":"del","ch":"app.one"}"#)["ok"] as? String == "del")
+        #expect(try app[2].request(#"{"op":"set","ch":"app.three","value":"\#(big)"}"#)["ok"] as? String == "set",
+                "a del credits the user on every node")
+    }
+
     @Test func currentAndSinceReadRedisSoAnyNodeCatchesUpAClient() throws {
         let redis = try TestRedis()
         let nodes = try cluster(redis)
