@@ -52,7 +52,47 @@ extension Broker {
     @discardableResult
     public func deliverRemote(channel name: [UInt8], seq: Int, from publisher: ConnectionID,
                               data: UnsafeRawBufferPointer?) -> Int {
-        deliverRemote(RemoteEvent(seq: seq, from: publisher, channel: name, data: data.map { Array($0) }))
+        name.withUnsafeBytes { deliverRemote(channelBytes: $0, seq: seq, from: publisher, data: data) }
+    }
+
+    /// The receive path of a cross-node `pub` event, with the channel and data read in place
+    /// from the node message: no copy unless a catch-up buffers it, and the channel record
+    /// and the quoted publisher id of the previous event are reused when they repeat.
+    /// - Returns: how many subscriptions here received it.
+    @discardableResult
+    public func deliverRemote(channelBytes name: UnsafeRawBufferPointer, seq: Int, from publisher: ConnectionID,
+                              data: UnsafeRawBufferPointer?) -> Int {
+        if let cluster, !cluster.catchingUp.isEmpty {
+            return deliverRemote(RemoteEvent(seq: seq, from: publisher, channel: Array(name), data: data.map { Array($0) }))
+        }
+        let channel: Channel
+        if let last = remoteChannel, !last.isRetired, last.name.elementsEqual(name) {
+            channel = last
+        } else {
+            let key = Array(name)
+            if let known = channels[key] {
+                channel = known
+            } else {
+                guard index.matchCount(for: key) > 0 else { return 0 }
+                channel = self.channel(named: key)
+            }
+            remoteChannel = channel
+        }
+        channel.seq = max(channel.seq, seq)
+        buildSharedParts(seq: seq, quotedFrom: quotedRemote(publisher), data: data)
+        stats.msgsIn += 1
+        return fanOut(on: channel, publisherID: publisher)
+    }
+
+    /// `"cN"` for a publisher's global id, kept for the next event of the same publisher.
+    private func quotedRemote(_ publisher: ConnectionID) -> [UInt8] {
+        if let cached = remoteQuoted, cached.id == publisher { return cached.quoted }
+        var client: [UInt8] = [UInt8(ascii: "c")]
+        client.appendInt(publisher)
+        var quoted: [UInt8] = []
+        quoted.appendJSONString(client)
+        remoteQuoted = (publisher, quoted)
+        return quoted
     }
 
     /// An event from Redis, `pub` or state change: buffered for subscriptions still catching

@@ -70,7 +70,8 @@ extension Broker {
         }
         sendClusterCurrent(parts[2].elements ?? [], to: subscription, covered: &covered)
         for entry in parts[3].elements ?? [] {
-            guard let event = Self.remoteEvent(entry) else { continue }
+            // A history run may begin at or below `since`.
+            guard let event = Self.remoteEvent(entry), event.seq > catchUp.since ?? 0 else { continue }
             let (middle, tail) = event.frameParts
             _ = deliverExtra(to: subscription, on: channel(named: event.channel), middle[...], replay: true, tail[...])
         }

@@ -16,6 +16,10 @@ public final class Broker {
     }
     /// Cluster mode's state (docs/cluster.md); nil when the daemon runs alone.
     public var cluster: ClusterState?
+    /// The channel of the last cross-node event (cluster mode; runs repeat it).
+    var remoteChannel: Channel?
+    /// The quoted id of the last cross-node publisher (cluster mode).
+    var remoteQuoted: (id: ConnectionID, quoted: [UInt8])?
     /// Counters for `stats`.
     public var stats = BrokerStats()
     /// The wall clock in ms, for `ping`/`pong` payloads; injected so tests are repeatable.

@@ -197,7 +197,9 @@ struct ClusterStateServingTests {
         let nodes = try cluster(redis, nodes: 2, extra: "history: 100, history_bytes: 4000,")
         let publisher = try nodes[0].client()
         let payload = String(repeating: "x", count: 60)
-        for n in 0..<90 { publisher.send(#"{"op":"pub","ch":"hb.\#(n % 3)","data":"\#(payload)"}"#) }
+        // One at a time, so each event is its own history run (a batch's events of one
+        // channel are kept and evicted together).
+        for n in 0..<90 { _ = try publisher.request(#"{"op":"pub","ch":"hb.\#(n % 3)","data":"\#(payload)","rid":\#(n)}"#) }
         #expect(try publisher.request(#"{"op":"pub","ch":"hb.0","data":"last","rid":1}"#)["seq"] as? Int == 31)
         let reader = try nodes[1].client()
         var kept = 0

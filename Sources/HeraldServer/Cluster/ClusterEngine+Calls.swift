@@ -58,9 +58,9 @@ extension ClusterEngine {
     /// The catch-up reply with its history records decoded (`Broker.catchUpEntry`).
     static func catchUpValue(_ reply: RedisReply) -> ClusterValue {
         guard var parts = reply.elements, parts.count == 4 else { return value(reply) }
-        let history = (parts[3].elements ?? []).compactMap { entry -> ClusterValue? in
-            guard let bytes = entry.bytes, let record = ClusterRecord.decode(bytes)?.first else { return nil }
-            return Broker.catchUpEntry(record.event)
+        let history = (parts[3].elements ?? []).flatMap { entry -> [ClusterValue] in
+            guard let bytes = entry.bytes, let records = ClusterRecord.decode(bytes) else { return [] }
+            return records.map { Broker.catchUpEntry($0.event) }
         }
         parts[3] = .null
         var converted = parts.map(value)

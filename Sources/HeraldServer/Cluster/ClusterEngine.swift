@@ -111,21 +111,55 @@ final class ClusterEngine {
 
     // MARK: - Publishing
 
+    /// One `publish` call for a run of events, grouped by channel in the order channels
+    /// first appear (each channel's events keep their order; the script handles a group
+    /// with one `HINCRBY` and one history entry).
     private func publish(_ events: [ClusterState.Event]) {
+        var groupOf: [[UInt8]: Int] = [:]
+        var groups: [(channel: [UInt8], members: [Int], records: [UInt8])] = []
+        for (position, event) in events.enumerated() {
+            // Consecutive events of one channel (the common case) skip the dictionary.
+            let group: Int
+            if let last = groups.indices.last, groups[last].channel == event.channel {
+                group = last
+            } else if let known = groupOf[event.channel] {
+                group = known
+            } else {
+                group = groups.count
+                groupOf[event.channel] = group
+                groups.append((event.channel, [], []))
+            }
+            groups[group].members.append(position)
+            ClusterRecord.append(from: event.from, channel: event.channel, data: event.data, to: &groups[group].records)
+        }
         var arguments: [[UInt8]] = [Array("EVALSHA".utf8), scripts["publish"] ?? [], Array("0".utf8),
                                     Array(prefix.utf8), Array("\(server.config.history) \(server.config.historyBytes)".utf8),
-                                    Array(String(events.count).utf8)]
-        var fanouts: [Int] = []
-        arguments.reserveCapacity(arguments.count + 3 * events.count)
-        for event in events {
-            let nodes = table.nodes(for: event.channel)
-            fanouts.append(nodes.count)
-            arguments.append(event.channel)
+                                    Array(String(groups.count).utf8)]
+        arguments.reserveCapacity(arguments.count + 4 * groups.count)
+        var fanouts = [Int](repeating: 0, count: events.count)
+        for group in groups {
+            let nodes = table.nodes(for: group.channel)
+            for member in group.members { fanouts[member] = nodes.count }
+            arguments.append(group.channel)
             arguments.append(Array(nodes.map(String.init).joined(separator: ",").utf8))
-            arguments.append(ClusterRecord(seq: 0, from: event.from, channel: event.channel, data: event.data).encoded)
+            arguments.append(Array(String(group.members.count).utf8))
+            arguments.append(group.records)
         }
-        let sent = commands.send(arguments) { [unowned self] reply in published(events, fanouts, reply) }
-        if !sent { published(events, fanouts, .disconnected) }
+        let members = groups.map(\.members)
+        let sent = commands.send(arguments) { [unowned self] reply in published(events, members, fanouts, reply) }
+        if !sent { published(events, members, fanouts, .disconnected) }
+    }
+
+    /// The script answered each group's last `seq`: the events' `seq`s follow from it.
+    private func published(_ events: [ClusterState.Event], _ members: [[Int]], _ fanouts: [Int], _ reply: RedisReply) {
+        let lasts = reply.elements?.compactMap(\.integer) ?? []
+        var seqs = [Int](repeating: 0, count: events.count)
+        if lasts.count == members.count {
+            for (group, positions) in members.enumerated() {
+                for (offset, position) in positions.enumerated() { seqs[position] = lasts[group] - positions.count + 1 + offset }
+            }
+        }
+        published(events, fanouts, lasts.count == members.count ? .array(seqs.map { .integer($0) }) : reply)
     }
 
     private func published(_ events: [ClusterState.Event], _ fanouts: [Int], _ reply: RedisReply) {
@@ -205,15 +239,20 @@ final class ClusterEngine {
     }
 
     private func deliver(_ payload: [UInt8]) {
-        guard let records = ClusterRecord.decode(payload) else {
-            server.logger.warn("cluster: malformed event message dropped", ["bytes": payload.count])
-            return
-        }
-        server.shared.withLock { broker in
-            for record in records {
-                broker.deliverRemote(record.event)
+        let complete = server.shared.withLock { broker in
+            payload.withUnsafeBytes { bytes in
+                var reader = ClusterMessageReader(bytes)
+                return reader.forEach { item in
+                    switch item {
+                    case .publish(let seq, let from, let channel, let data):
+                        broker.deliverRemote(channelBytes: channel, seq: seq, from: from, data: data)
+                    case .state(let record):
+                        broker.deliverRemote(record.event)
+                    }
+                }
             }
         }
+        if !complete { server.logger.warn("cluster: malformed event message dropped", ["bytes": payload.count]) }
     }
 
     /// `+NODE V PATTERN`, `-NODE V PATTERN`, `aNODE V`, `jNODE`, `lNODE`.

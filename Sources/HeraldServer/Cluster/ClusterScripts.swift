@@ -3,27 +3,31 @@
 /// ARGV, so the cluster runs on one Redis (not Redis Cluster) and several clusters can share
 /// one with different prefixes.
 enum ClusterScripts {
-    /// A batch of events: ARGV = prefix, `HISTORY HISTORY_BYTES`, n, then per event channel, target nodes
-    /// (comma-separated indexes) and record. For each: the channel's next `seq` (`HINCRBY`,
-    /// the meta keeps the data set's epoch), history (`ClusterStateScripts.history`), and the record, prefixed with its seq, appended to each target
-    /// node's message; then one `PUBLISH` per target node. Returns the seqs in order.
+    /// A batch of events, grouped by channel: ARGV = prefix, `HISTORY HISTORY_BYTES`, the
+    /// number of groups, then per group its channel, target nodes (comma-separated
+    /// indexes), event count and records (`ClusterRecord.encoded`, concatenated, in publish
+    /// order). Per group, not per event: the channel's `seq` rises by the count in one
+    /// `HINCRBY` (the meta keeps the data set's epoch on the first), the run goes to history
+    /// in one entry (`ClusterStateScripts.history`), and `LAST COUNT\n` + the records is
+    /// appended to each target node's message; then one `PUBLISH` per target node. Returns
+    /// each group's last `seq`.
     static let publish = "local p, histcfg = ARGV[1], ARGV[2]\n" + ClusterStateScripts.history + """
-    local n = tonumber(ARGV[3])
+    local groups = tonumber(ARGV[3])
     local epoch = redis.call('GET', p .. 'epoch') or ''
     local out = {}
     local order = {}
-    local seqs = {}
+    local lasts = {}
     local i = 4
-    for k = 1, n do
-      local ch, targets, rec = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-      i = i + 3
+    for k = 1, groups do
+      local ch, targets, count, blob = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), ARGV[i + 3]
+      i = i + 4
       local meta = p .. 'm:' .. ch
-      local seq = redis.call('HINCRBY', meta, 'seq', 1)
-      if seq == 1 then redis.call('HSET', meta, 'epoch', epoch) end
-      record(ch, seq, rec)
-      seqs[k] = seq
+      local last = redis.call('HINCRBY', meta, 'seq', count)
+      if last == count then redis.call('HSET', meta, 'epoch', epoch) end
+      record(ch, last, count, blob)
+      lasts[k] = last
       if targets ~= '' then
-        local line = seq .. ' ' .. rec
+        local chunk = last .. ' ' .. count .. '\\n' .. blob
         for node in string.gmatch(targets, '[^,]+') do
           local t = out[node]
           if t == nil then
@@ -31,14 +35,15 @@ enum ClusterScripts {
             out[node] = t
             order[#order + 1] = node
           end
-          t[#t + 1] = line
+          t[#t + 1] = chunk
         end
       end
     end
+    settle()
     for _, node in ipairs(order) do
       redis.call('PUBLISH', p .. 'n:' .. node, table.concat(out[node]))
     end
-    return seqs
+    return lasts
     """
 
     /// One interest change: ARGV = prefix, node, `+` or `-`, pattern. Bumps the interest

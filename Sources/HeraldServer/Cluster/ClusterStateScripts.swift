@@ -9,39 +9,70 @@ enum ClusterStateScripts {
     /// The history every event script shares, defined first in each (`p`, the prefix, and
     /// `histcfg`, `HISTORY HISTORY_BYTES` from one ARGV, must be set before it).
     ///
-    /// `record(ch, seq, rec)` appends the event to the channel's stream `{p}h:CH` (id
-    /// `SEQ-0`) and to the data set's age index `{p}hi` (a sorted set, member
-    /// `BYTES SEQ CH`, score from the counter `{p}hn`), adds its bytes (record + 40, as on
-    /// one node) to `{p}hb`, then evicts: the channel's oldest while it holds more than
-    /// `history` events, and the data set's oldest (any channel) while `{p}hb` is above
-    /// `history_bytes`. Each eviction is O(log n), so one event costs O(log n) plus what it
-    /// evicts, and Redis never holds more history than the two limits allow.
+    /// History is kept per channel in a stream `{p}h:CH` whose entries are *runs*: the
+    /// events of one channel in one script call, id `LAST-0` (the run's last `seq`), fields
+    /// `n` (events), `b` (bytes: records + 40 per event, as on one node), `s` (a stamp from
+    /// the data set's counter `{p}hs`, for age across channels), `r` (the records). One
+    /// `XADD` per channel per batch instead of per event is what lets Redis keep up with a
+    /// busy channel. The channel's meta hash keeps `hn` (events) and `hb` (bytes) in history.
+    ///
+    /// `record(ch, last, count, blob)` appends a run, then drops the channel's oldest runs
+    /// while the rest still hold `history` events (so a channel keeps at least `history`
+    /// and fewer than `history` + one run). `settle()`, at the end of the script, adds the
+    /// call's bytes to `{p}hb` and, while that is above `history_bytes`, drops the oldest
+    /// run of the data set, whatever its channel: `{p}hi` is a sorted set of channels by
+    /// their oldest run's stamp, so each such eviction is O(log channels).
     static let history = """
     local hist, hbytes = string.match(histcfg, '^(%d+) (%d+)$')
     hist, hbytes = tonumber(hist), tonumber(hbytes)
-    local function record(ch, seq, rec)
+    local addedbytes = 0
+    local function oldest(hk)
+      return redis.call('XRANGE', hk, '-', '+', 'COUNT', 1)[1]
+    end
+    local function record(ch, last, count, blob)
       if hist <= 0 then return end
-      local hk = p .. 'h:' .. ch
-      local size = #rec + 40
+      local hk, meta = p .. 'h:' .. ch, p .. 'm:' .. ch
+      local size = #blob + 40 * count
+      local stamp = redis.call('INCR', p .. 'hs')
       -- An id at or below the stream's last (a data set restored from an older copy) is
-      -- refused by Redis: the event is then not kept, as with history 0.
-      local added = redis.pcall('XADD', hk, seq .. '-0', 'r', rec)
+      -- refused by Redis: the run is then not kept, as with history 0.
+      local added = redis.pcall('XADD', hk, last .. '-0', 'n', count, 'b', size, 's', stamp, 'r', blob)
       if type(added) == 'table' and added.err then return end
-      redis.call('ZADD', p .. 'hi', redis.call('INCR', p .. 'hn'), size .. ' ' .. seq .. ' ' .. ch)
-      local total = redis.call('INCRBY', p .. 'hb', size)
-      while redis.call('XLEN', hk) > hist do
-        local old = redis.call('XRANGE', hk, '-', '+', 'COUNT', 1)[1]
-        local osize = #old[2][2] + 40
+      local st = redis.call('HMGET', meta, 'hn', 'hb')
+      local hn, hb = tonumber(st[1] or '0'), tonumber(st[2] or '0')
+      if hn == 0 then redis.call('ZADD', p .. 'hi', stamp, ch) end
+      hn, hb = hn + count, hb + size
+      addedbytes = addedbytes + size
+      local moved = false
+      while hn > hist do
+        local old = oldest(hk)
+        local ocount, osize = tonumber(old[2][2]), tonumber(old[2][4])
+        if hn - ocount < hist then break end
         redis.call('XDEL', hk, old[1])
-        redis.call('ZREM', p .. 'hi', osize .. ' ' .. string.match(old[1], '^(%d+)') .. ' ' .. ch)
-        total = redis.call('DECRBY', p .. 'hb', osize)
+        hn, hb, addedbytes, moved = hn - ocount, hb - osize, addedbytes - osize, true
       end
+      if moved then redis.call('ZADD', p .. 'hi', tonumber(oldest(hk)[2][6]), ch) end
+      redis.call('HSET', meta, 'hn', hn, 'hb', hb)
+    end
+    local function settle()
+      if hist <= 0 or addedbytes == 0 then return end
+      local total = redis.call('INCRBY', p .. 'hb', addedbytes)
       while total > hbytes do
-        local popped = redis.call('ZPOPMIN', p .. 'hi')
-        if #popped == 0 then break end
-        local osize, oseq, och = string.match(popped[1], '^(%d+) (%d+) (.*)$')
-        redis.call('XDEL', p .. 'h:' .. och, oseq .. '-0')
-        total = redis.call('DECRBY', p .. 'hb', tonumber(osize))
+        local ch = redis.call('ZRANGE', p .. 'hi', 0, 0)[1]
+        if ch == nil then break end
+        local hk, meta = p .. 'h:' .. ch, p .. 'm:' .. ch
+        local old = oldest(hk)
+        if old == nil then
+          redis.call('ZREM', p .. 'hi', ch)
+        else
+          redis.call('XDEL', hk, old[1])
+          local osize = tonumber(old[2][4])
+          redis.call('HINCRBY', meta, 'hn', -tonumber(old[2][2]))
+          redis.call('HINCRBY', meta, 'hb', -osize)
+          total = redis.call('DECRBY', p .. 'hb', osize)
+          local nxt = oldest(hk)
+          if nxt == nil then redis.call('ZREM', p .. 'hi', ch) else redis.call('ZADD', p .. 'hi', tonumber(nxt[2][6]), ch) end
+        end
       end
     end
 
@@ -212,9 +243,10 @@ enum ClusterStateScripts {
       mid = ',"kind":"touch","rev":' .. nrev
     end
     local rec = from .. ' ' .. #ch .. ' ' .. #mid .. ' ' .. #tail .. '\\n' .. ch .. mid .. tail
-    record(ch, seq, rec)
+    record(ch, seq, 1, rec)
+    settle()
     if targets ~= '' then
-      for node in string.gmatch(targets, '[^,]+') do redis.call('PUBLISH', p .. 'n:' .. node, seq .. ' ' .. rec) end
+      for node in string.gmatch(targets, '[^,]+') do redis.call('PUBLISH', p .. 'n:' .. node, seq .. ' 1\\n' .. rec) end
     end
     if op == 'append' then return {0, nrev, seq, count} end
     return {0, nrev, seq}
@@ -224,8 +256,9 @@ enum ClusterStateScripts {
     /// is-wildcard ('1'), current ('1'), since ('' none), the most history entries and bytes
     /// to replay. Returns `{seq, oldest, currents, history}`: for `since`, the channel's `seq`
     /// and the oldest `seq` its history holds (0: none, or the replay did not fit the bounds,
-    /// so `recovered` is false), and the newest history after `since` within the bounds as
-    /// `SEQ RECORD` strings, oldest first; for `current`, `{name, rev, value, seq}` of every matching
+    /// so `recovered` is false), and the newest runs holding events after `since` within the
+    /// bounds as `LAST COUNT\nRECORDS` strings, oldest first (the first may also hold events
+    /// at or below `since`: the node skips them); for `current`, `{name, rev, value, seq}` of every matching
     /// channel holding content, by name (a pattern reads the names under its literal prefix).
     static let catchUp = """
     local p, pattern = ARGV[1], ARGV[3]
@@ -271,27 +304,29 @@ enum ClusterStateScripts {
         end
       end
     end
-    local seq, oldest, recs = 0, 0, {}
+    local seq, first, recs = 0, 0, {}
     if since ~= '' then
       local hk = p .. 'h:' .. pattern
       seq = tonumber(redis.call('HGET', p .. 'm:' .. pattern, 'seq') or '0')
-      local first = redis.call('XRANGE', hk, '-', '+', 'COUNT', 1)
-      if #first > 0 then oldest = tonumber(string.match(first[1][1], '^(%d+)')) end
+      local head = redis.call('XRANGE', hk, '-', '+', 'COUNT', 1)[1]
+      if head then first = tonumber(string.match(head[1], '^(%d+)')) - tonumber(head[2][2]) + 1 end
       local s = tonumber(since)
       if s < seq then
-        -- Newest first, so a replay that does not fit keeps the latest events.
-        local bytes, newest = 0, {}
+        -- Newest run first, so a replay that does not fit keeps the latest events.
+        local bytes, events, newest = 0, 0, {}
         for _, e in ipairs(redis.call('XREVRANGE', hk, '+', (s + 1) .. '-0', 'COUNT', maxcount + 1)) do
-          bytes = bytes + #e[2][2]
-          if #newest == maxcount or bytes > maxbytes then
-            oldest = 0
+          local last, count = tonumber(string.match(e[1], '^(%d+)')), tonumber(e[2][2])
+          bytes = bytes + #e[2][8]
+          events = events + math.min(count, last - s)
+          if events > maxcount or bytes > maxbytes then
+            first = 0
             break
           end
-          newest[#newest + 1] = string.match(e[1], '^(%d+)') .. ' ' .. e[2][2]
+          newest[#newest + 1] = last .. ' ' .. count .. '\\n' .. e[2][8]
         end
         for i = #newest, 1, -1 do recs[#recs + 1] = newest[i] end
       end
     end
-    return { seq, oldest, currents, recs }
+    return { seq, first, currents, recs }
     """
 }
