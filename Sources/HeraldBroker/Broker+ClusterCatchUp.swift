@@ -69,11 +69,8 @@ extension Broker {
             if catchUp.since != nil { out.appendRaw(recovered ? #","recovered":true"# : #","recovered":false"#) }
         }
         sendClusterCurrent(parts[2].elements ?? [], to: subscription, covered: &covered)
-        for entry in parts[3].elements ?? [] {
-            // A history run may begin at or below `since`.
-            guard let event = Self.remoteEvent(entry), event.seq > catchUp.since ?? 0 else { continue }
-            let (middle, tail) = event.frameParts
-            _ = deliverExtra(to: subscription, on: channel(named: event.channel), middle[...], replay: true, tail[...])
+        for (middle, tail, name) in boundedReplay(parts[3].elements ?? [], after: catchUp.since ?? 0) {
+            _ = deliverExtra(to: subscription, on: channel(named: name), middle[...], replay: true, tail[...])
         }
         for event in buffered where event.seq > covered[event.channel, default: 0] {
             let channel = channel(named: event.channel)
@@ -81,6 +78,26 @@ extension Broker {
             let (middle, tail) = event.frameParts
             _ = deliverExtra(to: subscription, on: channel, middle[...], replay: false, tail[...])
         }
+    }
+
+    /// The replay's frames: the events after `since` (a history run may begin at or below
+    /// it), without the oldest beyond `clusterReplayMaxEvents` and half of `max_pending`
+    /// (the script sends at least the newest run whole, which may pass them).
+    private func boundedReplay(_ entries: [ClusterValue], after since: Int) -> [([UInt8], [UInt8], [UInt8])] {
+        var frames: [([UInt8], [UInt8], [UInt8])] = []
+        for entry in entries {
+            guard let event = Self.remoteEvent(entry), event.seq > since else { continue }
+            let (middle, tail) = event.frameParts
+            frames.append((middle, tail, event.channel))
+        }
+        var bytes = 0
+        var keep = 0
+        for frame in frames.reversed() {
+            bytes += frame.0.count + frame.1.count
+            guard keep < Self.clusterReplayMaxEvents, bytes <= config.maxPending / 2 else { break }
+            keep += 1
+        }
+        return Array(frames.suffix(keep))
     }
 
     /// `kind:"current"` events from the script's `{name, rev, value, seq}` entries.

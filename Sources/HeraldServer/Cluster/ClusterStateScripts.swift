@@ -318,11 +318,12 @@ enum ClusterStateScripts {
           local last, count = tonumber(string.match(e[1], '^(%d+)')), tonumber(e[2][2])
           bytes = bytes + #e[2][8]
           events = events + math.min(count, last - s)
-          if events > maxcount or bytes > maxbytes then
-            first = 0
-            break
-          end
+          local fits = events <= maxcount and bytes <= maxbytes
+          if not fits then first = 0 end
+          -- The newest run always goes (the node keeps its newest events within the bounds).
+          if not fits and #newest > 0 then break end
           newest[#newest + 1] = last .. ' ' .. count .. '\\n' .. e[2][8]
+          if not fits then break end
         end
         for i = #newest, 1, -1 do recs[#recs + 1] = newest[i] end
       end
