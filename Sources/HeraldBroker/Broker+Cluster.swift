@@ -47,21 +47,13 @@ extension Broker {
     }
 
     /// An event from Redis (published on this node or another): fans out to this node's
-    /// subscribers with the cluster's `seq`.
+    /// subscribers outside queue groups with the cluster's `seq` (`deliverRemote(…routing:…)`
+    /// says which groups and whether it is a request).
     /// - Returns: how many subscriptions here received it.
     @discardableResult
     public func deliverRemote(channel name: [UInt8], seq: Int, from publisher: ConnectionID,
                               data: UnsafeRawBufferPointer?) -> Int {
-        guard index.matchCount(for: name) > 0 else { return 0 }
-        let channel = channel(named: name)
-        channel.seq = max(channel.seq, seq)
-        var quoted: [UInt8] = []
-        var client: [UInt8] = [UInt8(ascii: "c")]
-        client.appendInt(publisher)
-        quoted.appendJSONString(client)
-        buildSharedParts(seq: seq, quotedFrom: quoted, data: data)
-        stats.msgsIn += 1
-        return fanOut(on: channel, publisherID: publisher)
+        deliverRemote(channel: name, seq: seq, from: publisher, data: data, routing: ClusterRouting(), now: lastNow)
     }
 
     /// After `index.insert` made `pattern` new here: in cluster mode, tells the other nodes
@@ -86,9 +78,10 @@ extension Broker {
         releaseHeldSessions()
     }
 
-    /// Every pattern this node has a subscriber on, for re-registering its interest after
-    /// the cluster's Redis came back (its sets may be gone).
+    /// Every pattern this node has a subscriber on outside queue groups, for re-registering
+    /// its interest after the cluster's Redis came back (its sets may be gone; groups are
+    /// `localGroupMemberships`).
     public func localInterestPatterns() -> [[UInt8]] {
-        index.allPatterns()
+        index.allPatterns().filter { index.plainCount(withPattern: $0) > 0 }
     }
 }

@@ -34,8 +34,8 @@ extension Broker {
         applyLocks(to: subscription)
         if index.insert(subscription) {
             if !isWildcard { directoryAdd(pattern) }
-            clusterInterestAdded(pattern, for: session)
         }
+        if cluster != nil { clusterSubscribed(subscription) }
         session.account?.subscriptions += 1
         answer(session, .sub) { out in
             out.appendRaw(#","sub":"#)

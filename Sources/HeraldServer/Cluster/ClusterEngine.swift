@@ -14,9 +14,9 @@ final class ClusterEngine {
     let settings: ClusterSettings
     let nodeIndex: Int
     unowned let server: Server
-    private let commands: RedisLink
+    let commands: RedisLink
     private let messages: RedisLink
-    private let table = InterestTable()
+    let table = InterestTable()
     private var scripts: [String: [UInt8]] = [:]
     private var subscribed = 0
     private(set) var isReady = false
@@ -35,7 +35,7 @@ final class ClusterEngine {
     /// as gone; issue 15 gives node failures their own detection).
     static let barrierTimeoutNs: UInt64 = 2_000_000_000
 
-    private var prefix: String { settings.keyPrefix }
+    var prefix: String { settings.keyPrefix }
     private var ownChannel: [UInt8] { Array((prefix + "n:" + String(nodeIndex)).utf8) }
     private var interestChannel: [UInt8] { Array((prefix + "interest").utf8) }
 
@@ -92,33 +92,45 @@ final class ClusterEngine {
 
     // MARK: - Publishing
 
-    private func publish(_ events: [ClusterState.Event]) {
+    private func publish(_ batch: [ClusterState.Event]) {
+        let events = routeDirect(batch)
+        guard !events.isEmpty else { return }
         var arguments: [[UInt8]] = [Array("EVALSHA".utf8), scripts["publish"] ?? [], Array("0".utf8),
                                     Array(prefix.utf8), Array(String(server.config.history).utf8),
                                     Array(String(events.count).utf8)]
         var fanouts: [Int] = []
-        arguments.reserveCapacity(arguments.count + 3 * events.count)
-        for event in events {
-            let nodes = table.nodes(for: event.channel)
+        arguments.reserveCapacity(arguments.count + 5 * events.count)
+        for (event, nodes, groups) in events {
             fanouts.append(nodes.count)
             arguments.append(event.channel)
             arguments.append(Array(nodes.map(String.init).joined(separator: ",").utf8))
-            arguments.append(ClusterRecord(seq: 0, from: event.from, channel: event.channel, data: event.data).encoded)
+            arguments.append(event.keepsHistory ? [UInt8(ascii: "1")] : [UInt8(ascii: "0")])
+            arguments.append(ClusterRecord.encodeGroups(groups))
+            arguments.append(ClusterRecord(seq: 0, from: event.from, channel: event.channel, data: event.data,
+                                           replyToken: event.replyToken, timeoutMs: event.requestTimeoutMs).encoded)
         }
-        let sent = commands.send(arguments) { [unowned self] reply in published(events, fanouts, reply) }
-        if !sent { published(events, fanouts, .disconnected) }
+        let sent = commands.send(arguments) { [unowned self] reply in published(events.map(\.event), fanouts, reply) }
+        if !sent { published(events.map(\.event), fanouts, .disconnected) }
     }
 
     private func published(_ events: [ClusterState.Event], _ fanouts: [Int], _ reply: RedisReply) {
-        let seqs = reply.elements?.compactMap(\.integer) ?? []
-        let failure = seqs.count == events.count ? nil : (reply.failure ?? "unexpected reply to publish")
+        // The script answers seq and the number of nodes it went to, per event.
+        let pairs = reply.elements?.compactMap(\.integer) ?? []
+        let seqs = stride(from: 0, to: pairs.count - 1, by: 2).map { pairs[$0] }
+        let reached = stride(from: 1, to: pairs.count, by: 2).map { pairs[$0] }
+        let failure = seqs.count == events.count && reached.count == events.count ? nil
+            : (reply.failure ?? "unexpected reply to publish")
         if let failure, failure.hasPrefix("NOSCRIPT") { loadScripts() }
         server.shared.withLock { broker in
-            for (position, event) in events.enumerated() where event.receipt != 0 {
-                if let failure {
+            for (position, event) in events.enumerated() where event.receipt != 0 || event.replyToken != nil {
+                if event.directNode != nil {
+                    if let failure, event.receipt != 0 { broker.remoteReplyFailed(receipt: event.receipt, reason: failure) }
+                } else if let token = event.replyToken {
+                    if let failure { broker.clusterRequestUnsent(token: token, unavailable: failure) }
+                } else if let failure {
                     broker.clusterPublishFailed(receipt: event.receipt, reason: failure)
                 } else {
-                    broker.clusterPublished(receipt: event.receipt, seq: seqs[position], nodes: fanouts[position])
+                    broker.clusterPublished(receipt: event.receipt, seq: seqs[position], nodes: reached[position])
                 }
             }
         }
@@ -126,10 +138,16 @@ final class ClusterEngine {
 
     // MARK: - Interest
 
-    private func sendInterest(_ change: ClusterState.InterestChange) {
+    private func sendInterest(_ change: ClusterState.InterestChange, again: Bool = false) {
         if change.added && change.ticket > 0 { barriers.append((change.ticket, nil, uv_hrtime())) }
-        let arguments = [Array("EVALSHA".utf8), scripts["interest"] ?? [], Array("0".utf8), Array(prefix.utf8),
+        var arguments = [Array("EVALSHA".utf8), scripts["interest"] ?? [], Array("0".utf8), Array(prefix.utf8),
                          Array(String(nodeIndex).utf8), Array((change.added ? "+" : "-").utf8), change.pattern]
+        if let group = change.group {
+            let op = !change.added ? "-" : (change.ticket > 0 || again ? "+" : "=")
+            arguments = [Array("EVALSHA".utf8), scripts["groupInterest"] ?? [], Array("0".utf8), Array(prefix.utf8),
+                         Array(String(nodeIndex).utf8), Array(op.utf8), change.pattern, group,
+                         Array(String(change.members).utf8)]
+        }
         let sent = commands.send(arguments) { [unowned self] reply in
             guard change.added, change.ticket > 0 else { return }
             interestRegistered(ticket: change.ticket, version: reply.integer)
@@ -177,6 +195,7 @@ final class ClusterEngine {
         }
         guard kind == Array("message".utf8), let channel = parts[1].bytes, let payload = parts[2].bytes else { return }
         if channel == ownChannel {
+            if ClusterNodeMessage.isNodeMessage(payload) { return nodeMessage(payload) }
             deliver(payload)
         } else {
             interestMessage(payload)
@@ -188,12 +207,19 @@ final class ClusterEngine {
             server.logger.warn("cluster: malformed event message dropped", ["bytes": payload.count])
             return
         }
+        let now = server.main.now
         server.shared.withLock { broker in
             for record in records {
+                let routing = ClusterRouting(plain: record.plain, groups: record.groups, replyToken: record.replyToken,
+                                             requestTimeoutMs: record.timeoutMs)
                 if let data = record.data {
-                    data.withUnsafeBytes { _ = broker.deliverRemote(channel: record.channel, seq: record.seq, from: record.from, data: $0) }
+                    data.withUnsafeBytes {
+                        _ = broker.deliverRemote(channel: record.channel, seq: record.seq, from: record.from, data: $0,
+                                                 routing: routing, now: now)
+                    }
                 } else {
-                    broker.deliverRemote(channel: record.channel, seq: record.seq, from: record.from, data: nil)
+                    broker.deliverRemote(channel: record.channel, seq: record.seq, from: record.from, data: nil,
+                                         routing: routing, now: now)
                 }
             }
         }
@@ -235,7 +261,7 @@ final class ClusterEngine {
     private func loadScripts() {
         isReady = false
         let sources = [("publish", ClusterScripts.publish), ("interest", ClusterScripts.interest),
-                       ("snapshot", ClusterScripts.snapshot)]
+                       ("snapshot", ClusterScripts.snapshot), ("groupInterest", ClusterGroupScripts.groupInterest)]
         var left = sources.count
         for (name, source) in sources {
             commands.send([Array("SCRIPT".utf8), Array("LOAD".utf8), Array(source.utf8)]) { [unowned self] reply in
@@ -249,7 +275,7 @@ final class ClusterEngine {
     /// Once the scripts are loaded and both subscriptions are on: reads every live node's
     /// interest at one version, then starts sending.
     private func takeSnapshot() {
-        guard scripts.count == 3, subscribed == 2, commands.isConnected, !isReady else { return }
+        guard scripts.count == 4, subscribed == 2, commands.isConnected, !isReady else { return }
         commands.send([Array("EVALSHA".utf8), scripts["snapshot"] ?? [], Array("0".utf8), Array(prefix.utf8)]) { [unowned self] reply in
             guard let parts = reply.elements, let version = parts.first?.integer else {
                 server.logger.warn("cluster: reading the interest table failed", ["error": reply.failure ?? "bad reply"])
@@ -303,6 +329,11 @@ final class ClusterEngine {
                        Array(settings.node.utf8)]) { _ in }
         let patterns = server.shared.withLock { broker in broker.localInterestPatterns() }
         for pattern in patterns { sendInterest(ClusterState.InterestChange(pattern: pattern, added: true, ticket: 0)) }
+        let groups = server.shared.withLock { broker in broker.localGroupMemberships() }
+        for group in groups {
+            sendInterest(ClusterState.InterestChange(pattern: group.pattern, group: group.group, members: group.members, ticket: 0),
+                         again: true)
+        }
         server.logger.info("cluster: registered again after Redis came back", ["patterns": patterns.count])
     }
 

@@ -1,6 +1,13 @@
 /// The node-to-node form of one event (docs/cluster.md): the publishing node writes
-/// `FROM CHLEN DATALEN\nCHANNEL DATA` (DATALEN -1 when the event has no `data`), the publish
-/// script prefixes `SEQ ` and concatenates the records of a batch into one message per node.
+/// `[TAGS ]FROM CHLEN DATALEN\nCHANNEL DATA` (DATALEN -1 when the event has no `data`), the
+/// publish script prefixes `SEQ ` (and its own tags) and concatenates the records of a batch
+/// into one message per node.
+///
+/// Tags are header fields before `FROM`, each a letter and a value: `rHEX` (a `req`'s reply
+/// token) and `tMS` (its `timeout_ms`) from the publishing node; `gLEN` (a block of LEN bytes
+/// after DATA naming the queue groups this node delivers to, each `KEYLEN:PATTERN GROUP`)
+/// and `o` (only for those groups: not for the node's plain subscribers) from the script.
+/// Unknown tags are skipped, so a newer node's records still read.
 struct ClusterRecord: Equatable {
     /// The channel's `seq` (0 before the script gave it one).
     var seq: Int
@@ -10,11 +17,24 @@ struct ClusterRecord: Equatable {
     var channel: [UInt8]
     /// The raw JSON of `data`, when present.
     var data: [UInt8]?
+    /// A `req`'s reply token (32 hex digits), or nil.
+    var replyToken: [UInt8]? = nil
+    /// A `req`'s `timeout_ms`.
+    var timeoutMs: Int = 0
+    /// Whether the node's plain subscribers get it (false: only the groups below).
+    var plain: Bool = true
+    /// The queue groups (`PATTERN GROUP`) the receiving node delivers it to.
+    var groups: [[UInt8]] = []
 
     /// The record as the publishing node sends it (without the seq).
     var encoded: [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(channel.count + (data?.count ?? 0) + 32)
+        if let replyToken {
+            out.append(UInt8(ascii: "r"))
+            out.append(contentsOf: replyToken)
+            out.append(contentsOf: Array(" t\(timeoutMs) ".utf8))
+        }
         out.append(contentsOf: Array("\(from) \(channel.count) \(data.map { $0.count } ?? -1)\n".utf8))
         out.append(contentsOf: channel)
         if let data { out.append(contentsOf: data) }
@@ -28,21 +48,65 @@ struct ClusterRecord: Equatable {
         while at < message.count {
             guard let newline = message[at...].firstIndex(of: 10) else { return nil }
             let header = message[at..<newline].split(separator: 32)
-            guard header.count == 4, let seq = Self.int(header[0]), let from = Self.int(header[1]),
-                  let channelCount = Self.int(header[2]), let dataCount = Self.int(header[3]),
+            guard header.count >= 4, let seq = Self.int(header[0]), let from = Self.int(header[header.count - 3]),
+                  let channelCount = Self.int(header[header.count - 2]), let dataCount = Self.int(header[header.count - 1]),
                   channelCount >= 0, dataCount >= -1 else { return nil }
+            var record = ClusterRecord(seq: seq, from: from, channel: [], data: nil)
+            var groupBytes = 0
+            for tag in header[1..<(header.count - 3)] {
+                guard let letter = tag.first else { continue }
+                let value = tag.dropFirst()
+                switch letter {
+                case UInt8(ascii: "r"): record.replyToken = Array(value)
+                case UInt8(ascii: "t"): record.timeoutMs = Self.int(value) ?? 0
+                case UInt8(ascii: "g"): groupBytes = Self.int(value) ?? -1
+                case UInt8(ascii: "o"): record.plain = false
+                default: continue
+                }
+            }
             let start = newline + 1
-            let end = start + channelCount + max(0, dataCount)
-            guard end <= message.count else { return nil }
-            let channel = Array(message[start..<(start + channelCount)])
-            let data = dataCount < 0 ? nil : Array(message[(start + channelCount)..<end])
-            records.append(ClusterRecord(seq: seq, from: from, channel: channel, data: data))
-            at = end
+            // Lengths come from Redis: checked against what is left, never added unchecked.
+            let left = message.count - start
+            guard groupBytes >= 0, channelCount <= left, max(0, dataCount) <= left - channelCount,
+                  groupBytes <= left - channelCount - max(0, dataCount) else { return nil }
+            let dataEnd = start + channelCount + max(0, dataCount)
+            record.channel = Array(message[start..<(start + channelCount)])
+            record.data = dataCount < 0 ? nil : Array(message[(start + channelCount)..<dataEnd])
+            if groupBytes > 0 {
+                guard let groups = Self.groups(message[dataEnd..<(dataEnd + groupBytes)]) else { return nil }
+                record.groups = groups
+            }
+            records.append(record)
+            at = dataEnd + groupBytes
         }
         return records
     }
 
+    /// `KEYLEN:KEY` repeated. - Returns: nil when malformed.
+    static func groups(_ block: ArraySlice<UInt8>) -> [[UInt8]]? {
+        var found: [[UInt8]] = []
+        var at = block.startIndex
+        while at < block.endIndex {
+            guard let colon = block[at...].firstIndex(of: UInt8(ascii: ":")), let length = Self.int(block[at..<colon]),
+                  length >= 0, length <= block.endIndex - colon - 1 else { return nil }
+            found.append(Array(block[(colon + 1)..<(colon + 1 + length)]))
+            at = colon + 1 + length
+        }
+        return found
+    }
+
+    /// Encodes queue-group entries as `KEYLEN:KEY` repeated (the publish script's input).
+    static func encodeGroups(_ groups: [[UInt8]]) -> [UInt8] {
+        var out: [UInt8] = []
+        for group in groups {
+            out.append(contentsOf: Array("\(group.count):".utf8))
+            out.append(contentsOf: group)
+        }
+        return out
+    }
+
     private static func int(_ bytes: ArraySlice<UInt8>) -> Int? {
-        Int(String(decoding: bytes, as: UTF8.self))
+        guard bytes.count <= 20 else { return nil }
+        return Int(String(decoding: bytes, as: UTF8.self))
     }
 }

@@ -4,10 +4,16 @@
 /// one with different prefixes.
 enum ClusterScripts {
     /// A batch of events: ARGV = prefix, history, n, then per event channel, target nodes
-    /// (comma-separated indexes) and record. For each: the channel's next `seq` (`HINCRBY`,
-    /// the meta keeps the data set's epoch), history in a stream with id `seq-0` (trimmed to
-    /// `history` entries), and the record, prefixed with its seq, appended to each target
-    /// node's message; then one `PUBLISH` per target node. Returns the seqs in order.
+    /// (comma-separated indexes), `1` when it goes into history (`0` for `req` and `$sys`),
+    /// the queue groups it matches (`KEYLEN:PATTERN GROUP` repeated) and record. For each:
+    /// the channel's next `seq` (`HINCRBY`, the meta keeps the data set's epoch), history in
+    /// a stream with id `seq-0` (trimmed to `history` entries); for each group, one node
+    /// from the member counts in `{p}g:PATTERN GROUP` (nodes whose liveness key is gone left
+    /// out), by the group's counter `rr` turned once (slot `rr mod members`, nodes in index
+    /// order, each owning as many slots as it has members); then the record, prefixed with
+    /// its seq (and `o`/`gLEN` tags and the group block for a node picked for groups),
+    /// appended to each target node's message, and one `PUBLISH` per target node. Returns
+    /// seq and the number of nodes it went to, per event in order.
     static let publish = """
     local p = ARGV[1]
     local hist = tonumber(ARGV[2])
@@ -16,29 +22,90 @@ enum ClusterScripts {
     local out = {}
     local order = {}
     local seqs = {}
+    local alive = {}
+    local function isAlive(node)
+      local known = alive[node]
+      if known == nil then
+        known = redis.call('EXISTS', p .. 'alive:' .. node) == 1
+        alive[node] = known
+      end
+      return known
+    end
+    local function add(node, line)
+      local t = out[node]
+      if t == nil then
+        t = {}
+        out[node] = t
+        order[#order + 1] = node
+      end
+      t[#t + 1] = line
+    end
     local i = 4
     for k = 1, n do
-      local ch, targets, rec = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-      i = i + 3
+      local ch, targets, keep, groups, rec = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
+      i = i + 5
       local meta = p .. 'm:' .. ch
       local seq = redis.call('HINCRBY', meta, 'seq', 1)
       if seq == 1 then redis.call('HSET', meta, 'epoch', epoch) end
-      if hist > 0 then
+      if hist > 0 and keep == '1' then
         redis.pcall('XADD', p .. 'h:' .. ch, 'MAXLEN', hist, seq .. '-0', 'r', rec)
       end
-      seqs[k] = seq
-      if targets ~= '' then
-        local line = seq .. ' ' .. rec
-        for node in string.gmatch(targets, '[^,]+') do
-          local t = out[node]
-          if t == nil then
-            t = {}
-            out[node] = t
-            order[#order + 1] = node
+      local plain = {}
+      local picked = {}
+      local nodes = {}
+      for node in string.gmatch(targets, '[^,]+') do
+        plain[node] = true
+        nodes[#nodes + 1] = node
+      end
+      local at = 1
+      while at <= #groups do
+        local colon = string.find(groups, ':', at, true)
+        if colon == nil then break end
+        local len = tonumber(string.sub(groups, at, colon - 1)) or 0
+        local key = string.sub(groups, colon + 1, colon + len)
+        at = colon + 1 + len
+        local gk = p .. 'g:' .. key
+        local layout = redis.call('HGETALL', gk)
+        local members, total = {}, 0
+        for j = 1, #layout, 2 do
+          local count = tonumber(layout[j + 1])
+          if layout[j] ~= 'rr' and count and count > 0 and isAlive(layout[j]) then
+            members[#members + 1] = { tonumber(layout[j]), count }
+            total = total + count
           end
-          t[#t + 1] = line
+        end
+        if total > 0 then
+          table.sort(members, function(a, b) return a[1] < b[1] end)
+          local slot = (redis.call('HINCRBY', gk, 'rr', 1) - 1) % total
+          for _, m in ipairs(members) do
+            if slot < m[2] then
+              local node = tostring(m[1])
+              local list = picked[node]
+              if list == nil then
+                list = {}
+                picked[node] = list
+                if not plain[node] then nodes[#nodes + 1] = node end
+              end
+              list[#list + 1] = #key .. ':' .. key
+              break
+            end
+            slot = slot - m[2]
+          end
         end
       end
+      for _, node in ipairs(nodes) do
+        local list = picked[node]
+        if list == nil then
+          add(node, seq .. ' ' .. rec)
+        else
+          local block = table.concat(list)
+          local tags = ' g' .. #block .. ' '
+          if not plain[node] then tags = ' o' .. tags end
+          add(node, seq .. tags .. rec .. block)
+        end
+      end
+      seqs[2 * k - 1] = seq
+      seqs[2 * k] = #nodes
     end
     for _, node in ipairs(order) do
       redis.call('PUBLISH', p .. 'n:' .. node, table.concat(out[node]))
