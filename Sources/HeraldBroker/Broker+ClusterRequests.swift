@@ -92,9 +92,28 @@ extension Broker {
         }
     }
 
-    /// A request of this node reached no node (the routing table has none for its channel):
-    /// `no_responders`, as on one node; or it could not be sent (`unavailable`, with
-    /// `reason`).
+    /// Redis sent a request of this node to `nodes` nodes: once that many report they
+    /// delivered it to nobody (`clusterRequestUnheard`), it is `no_responders`.
+    public func clusterRequestRouted(token hex: [UInt8], nodes: Int) {
+        countRequestNodes(hex) { $0.routedNodes = nodes }
+    }
+
+    /// A node delivered a request of this node to nobody (every subscriber there locked, the
+    /// requester's own with `echo:false`, a group member gone).
+    public func clusterRequestUnheard(token hex: [UInt8]) {
+        countRequestNodes(hex) { $0.unheardNodes += 1 }
+    }
+
+    private func countRequestNodes(_ hex: [UInt8], _ change: (inout PendingRequest) -> Void) {
+        guard let token = hex.withUnsafeBytes({ ReplyToken(hex: $0) }), let id = requests.id(for: token) else { return }
+        requests.update(id, change)
+        guard let pending = requests.request(id), let routed = pending.routedNodes, pending.unheardNodes >= routed else { return }
+        clusterRequestUnsent(token: hex, unavailable: nil)
+    }
+
+    /// A request of this node reached nobody (the routing table has no node for its
+    /// channel, or every node it went to delivered it to nobody): `no_responders`, as on one
+    /// node; or it could not be sent (`unavailable`, with `reason`).
     public func clusterRequestUnsent(token hex: [UInt8], unavailable reason: String?) {
         guard let token = hex.withUnsafeBytes({ ReplyToken(hex: $0) }), let id = requests.id(for: token),
               let pending = requests.take(id) else { return }
@@ -105,7 +124,7 @@ extension Broker {
                 out.appendJSONString(Array(("cluster: " + reason).utf8))
             } else {
                 out.appendRaw(#"{"error":"no_responders","message":"#)
-                out.appendJSONString(Array(#"no subscriber on any node for the request on ""#.utf8) + pending.channel.name + [34])
+                out.appendJSONString(Array(#"no subscriber received the request on ""#.utf8) + pending.channel.name + [34])
             }
             out.appendRaw(#","op":"req""#)
             appendStoredRid(pending.rid, to: &out)

@@ -46,6 +46,27 @@ import Testing
         #expect(harness.broker.audit().timers == 0)
     }
 
+    @Test func aRequestEveryReachedNodeDeliveredToNobodyIsNoRespondersWhateverTheOrderOfReports() {
+        let (harness, cluster) = clustered()
+        let requester = harness.connect()
+        harness.send(requester, #"{"op":"req","ch":"q","rid":1}"#)
+        let token = requests(cluster).first?.replyToken ?? []
+        harness.broker.clusterRequestUnheard(token: token)
+        #expect(harness.frames(requester).isEmpty, "how many nodes it went to is not known yet")
+        harness.broker.clusterRequestRouted(token: token, nodes: 2)
+        #expect(harness.frames(requester).isEmpty, "one of two nodes reported")
+        harness.broker.clusterRequestUnheard(token: token)
+        #expect(harness.frames(requester).first?["error"] as? String == "no_responders")
+        #expect(harness.broker.audit().timers == 0 && harness.broker.audit().requests == 0)
+        harness.send(requester, #"{"op":"req","ch":"q","rid":2}"#)
+        let answered = requests(cluster).first?.replyToken ?? []
+        harness.broker.clusterRequestRouted(token: answered, nodes: 2)
+        harness.broker.clusterRequestUnheard(token: answered)
+        #expect(harness.broker.remoteReply(token: answered, from: 3, data: nil), "the other node's responder answered")
+        harness.broker.clusterRequestUnheard(token: answered)
+        #expect(harness.frames(requester).count == 1, "one answer, no late no_responders")
+    }
+
     @Test func aReplyToAnotherNodesRequestGoesThereAndItsAnswerComesBack() {
         let (harness, cluster) = clustered()
         let responder = harness.connect()

@@ -40,6 +40,9 @@ import Testing
         #expect(ClusterNodeMessage.decode(bare.encoded) == bare)
         let answered = ClusterNodeMessage.replyAnswered(receipt: 12, delivered: true)
         #expect(ClusterNodeMessage.decode(answered.encoded) == answered)
+        let unheard = ClusterNodeMessage.unheard(token: bytes("00000001abcdefabcdefabcdefabcdef"))
+        #expect(ClusterNodeMessage.decode(unheard.encoded) == unheard)
+        #expect(ClusterNodeMessage.decode(bytes("Zshort")) == nil)
         #expect(ClusterNodeMessage.isNodeMessage(answered.encoded) && !ClusterNodeMessage.isNodeMessage(bytes("1 2 3 4\n")))
         for message in ["R1 2 3 t 50\nshort", "R1 2 3 t 9223372036854775807\nx", "R1 2 3\n", "D", "X1 1", ""] {
             #expect(ClusterNodeMessage.decode(bytes(message)) == nil, "\(message)")

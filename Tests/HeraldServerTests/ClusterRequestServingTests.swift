@@ -92,6 +92,33 @@ struct ClusterRequestServingTests {
         #expect(answer["error"] as? String == "no_responders", "\(answer)")
     }
 
+    /// Nodes that got the request but had nobody who may take it report back, so the
+    /// answer is `no_responders` (as on one node), not a `timeout`.
+    @Test func aRequestNobodyMayTakeOnTheNodesItReachedIsNoResponders() throws {
+        let redis = try TestRedis()
+        let nodes = try cluster(redis)
+        let requester = try nodes[0].client()
+        #expect(try requester.request(#"{"op":"hello","echo":false}"#)["ok"] as? String == "hello")
+        try subscribe(requester, #""ch":"self.q""#)
+        let own = try requester.request(#"{"op":"req","ch":"self.q","timeout_ms":3000,"rid":1}"#)
+        #expect(own["error"] as? String == "no_responders", "only its own subscription, echo:false: \(own)")
+        let handler = try nodes[1].client()
+        try subscribe(handler, #""ch":"self.q","handle":true"#)
+        let second = try nodes[2].client()
+        try subscribe(second, #""ch":"self.>","handle":true"#)
+        let started = Date()
+        let none = try requester.request(#"{"op":"req","ch":"self.q","timeout_ms":3000,"rid":2}"#)
+        #expect(none["error"] as? String == "no_responders" && none["rid"] as? Int == 2,
+                "three nodes reached, nobody took it: \(none)")
+        #expect(Date().timeIntervalSince(started) < 2, "at once, not at the timeout")
+        let other = try nodes[1].client()
+        try subscribe(other, #""ch":"self.q""#)
+        requester.send(#"{"op":"req","ch":"self.q","timeout_ms":3000,"rid":3}"#)
+        let token = try #require(try other.frame()["reply"] as? String)
+        other.send(#"{"op":"reply","to":"\#(token)","data":"yes"}"#)
+        #expect(try requester.frame()["data"] as? String == "yes", "one node that took it is enough")
+    }
+
     @Test func aQueueGroupOfRespondersOnThreeNodesAnswersEachRequestOnce() throws {
         let redis = try TestRedis()
         let nodes = try cluster(redis)

@@ -75,6 +75,23 @@ extension ClusterEngine {
             commands.send([Array("PUBLISH".utf8), Array((prefix + "n:" + String(node)).utf8), answer.encoded]) { _ in }
         case .replyAnswered(let receipt, let delivered):
             server.shared.withLock { broker in broker.remoteReplyAnswered(receipt: receipt, delivered: delivered) }
+        case .unheard(let token):
+            server.shared.withLock { broker in broker.clusterRequestUnheard(token: token) }
+        }
+    }
+
+    /// Tells the requesters' nodes of requests delivered here to nobody (this node's own
+    /// requests are counted at once), so a request nobody may take is `no_responders`, not
+    /// `timeout`. Called under the broker's lock, after a batch was delivered.
+    func reportUnheard(_ tokens: [[UInt8]], broker: Broker) {
+        for token in tokens {
+            guard token.count == 32, let node = Int(String(decoding: token.prefix(8), as: UTF8.self), radix: 16) else { continue }
+            if node == nodeIndex {
+                broker.clusterRequestUnheard(token: token)
+            } else {
+                commands.send([Array("PUBLISH".utf8), Array((prefix + "n:" + String(node)).utf8),
+                               ClusterNodeMessage.unheard(token: token).encoded]) { _ in }
+            }
         }
     }
 }

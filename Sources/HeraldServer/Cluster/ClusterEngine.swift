@@ -126,7 +126,11 @@ final class ClusterEngine {
                 if event.directNode != nil {
                     if let failure, event.receipt != 0 { broker.remoteReplyFailed(receipt: event.receipt, reason: failure) }
                 } else if let token = event.replyToken {
-                    if let failure { broker.clusterRequestUnsent(token: token, unavailable: failure) }
+                    if let failure {
+                        broker.clusterRequestUnsent(token: token, unavailable: failure)
+                    } else {
+                        broker.clusterRequestRouted(token: token, nodes: reached[position])
+                    }
                 } else if let failure {
                     broker.clusterPublishFailed(receipt: event.receipt, reason: failure)
                 } else {
@@ -209,19 +213,23 @@ final class ClusterEngine {
         }
         let now = server.main.now
         server.shared.withLock { broker in
+            var unheard: [[UInt8]] = []
             for record in records {
                 let routing = ClusterRouting(plain: record.plain, groups: record.groups, replyToken: record.replyToken,
                                              requestTimeoutMs: record.timeoutMs)
+                let receivers: Int
                 if let data = record.data {
-                    data.withUnsafeBytes {
-                        _ = broker.deliverRemote(channel: record.channel, seq: record.seq, from: record.from, data: $0,
-                                                 routing: routing, now: now)
+                    receivers = data.withUnsafeBytes {
+                        broker.deliverRemote(channel: record.channel, seq: record.seq, from: record.from, data: $0,
+                                             routing: routing, now: now)
                     }
                 } else {
-                    broker.deliverRemote(channel: record.channel, seq: record.seq, from: record.from, data: nil,
-                                         routing: routing, now: now)
+                    receivers = broker.deliverRemote(channel: record.channel, seq: record.seq, from: record.from, data: nil,
+                                                     routing: routing, now: now)
                 }
+                if receivers == 0, let token = record.replyToken { unheard.append(token) }
             }
+            if !unheard.isEmpty { reportUnheard(unheard, broker: broker) }
         }
     }
 

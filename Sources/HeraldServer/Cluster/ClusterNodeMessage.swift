@@ -6,12 +6,15 @@
 ///   `RRECEIPT NODE FROM TOKEN DATALEN\nDATA` (DATALEN -1 without `data`; RECEIPT 0 when
 ///   the replier sent no `rid` and wants no answer);
 /// - `D`: the requester's node answering such a reply: `DRECEIPT 1` (it was the first) or
-///   `DRECEIPT 0`.
+///   `DRECEIPT 0`;
+/// - `Z`: a node delivered a request of the receiving node to nobody: `ZTOKEN`.
 enum ClusterNodeMessage: Equatable {
     /// A reply on its way to the requester's node.
     case reply(receipt: Int, node: Int, from: Int, token: [UInt8], data: [UInt8]?)
     /// Whether the reply with `receipt` reached a waiting request.
     case replyAnswered(receipt: Int, delivered: Bool)
+    /// The request with this token reached nobody on the sending node.
+    case unheard(token: [UInt8])
 
     /// Whether a payload on a node's channel is one of these (not events).
     static func isNodeMessage(_ payload: [UInt8]) -> Bool {
@@ -30,6 +33,8 @@ enum ClusterNodeMessage: Equatable {
             return out
         case .replyAnswered(let receipt, let delivered):
             return Array("D\(receipt) \(delivered ? 1 : 0)".utf8)
+        case .unheard(let token):
+            return [UInt8(ascii: "Z")] + token
         }
     }
 
@@ -48,6 +53,9 @@ enum ClusterNodeMessage: Equatable {
         case UInt8(ascii: "D"):
             guard fields.count == 2, let receipt = int(fields[0]) else { return nil }
             return .replyAnswered(receipt: receipt, delivered: fields[1].first == UInt8(ascii: "1"))
+        case UInt8(ascii: "Z"):
+            guard payload.count == 33 else { return nil }
+            return .unheard(token: Array(payload[1...]))
         default:
             return nil
         }
