@@ -150,6 +150,8 @@ final class Worker: @unchecked Sendable {
         var moreTeardown = false
         var clusterEvents: [ClusterState.Event] = []
         var clusterInterest: [ClusterState.InterestChange] = []
+        // Teardown below can queue cluster work (interest, `$sys` events) after the take.
+        var clusterLeftover = false
         shared.withLock { broker in
             if let cluster = broker.cluster, cluster.hasWork {
                 clusterEvents = cluster.takeOutbox()
@@ -174,6 +176,7 @@ final class Worker: @unchecked Sendable {
                 }
             }
             if !isMain { rearm = server.needsRearm(for: broker.nextDeadline) }
+            clusterLeftover = broker.cluster?.hasWork ?? false
         }
         for connection in ready { connection.writeTaken() }
         if !clusterEvents.isEmpty || !clusterInterest.isEmpty {
@@ -181,6 +184,7 @@ final class Worker: @unchecked Sendable {
         }
         hasTeardown = moreTeardown
         if moreTeardown { keepAwake() }
+        if clusterLeftover { keepAwake() }
         if !authEvents.isEmpty { server.log(authEvents) }
         if isMain {
             server.armTicker()

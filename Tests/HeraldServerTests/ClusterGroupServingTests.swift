@@ -85,6 +85,56 @@ struct ClusterGroupServingTests {
         #expect(try received(stays, 10) == Array(10..<20), "the remaining member takes every event")
     }
 
+    /// A Redis that comes back without its data lost every node's group counts: each node
+    /// registers its groups again, and the group is served exactly once, round robin, again.
+    @Test func groupsAreRegisteredAgainWhenRedisComesBackEmpty() throws {
+        let redis = try TestRedis()
+        let nodes = try cluster(redis)
+        let members = [try nodes[1].client(), try nodes[2].client()]
+        for member in members { try subscribe(member, #""ch":"r.g","group":"g""#) }
+        let publisher = try nodes[0].client()
+        try publish(publisher, "r.g", 0..<4)
+        #expect(try members.flatMap { try received($0, 2) }.sorted() == Array(0..<4))
+        redis.stop()
+        try FileManager.default.removeItem(at: redis.directory.appendingPathComponent("appendonlydir"))
+        try redis.restart()
+        // Probes (data -1) until both members got one: both nodes registered their group again.
+        var probed = [0, 0]
+        for attempt in 0..<300 where probed.contains(0) {
+            let answer = try publisher.request(#"{"op":"pub","ch":"r.g","data":-1,"rid":"p\#(attempt)"}"#)
+            guard answer["ok"] != nil else {
+                usleep(50_000)
+                continue
+            }
+            for (position, member) in members.enumerated() where (try? member.frame(timeout: 0.1)) != nil {
+                probed[position] += 1
+            }
+        }
+        #expect(!probed.contains(0), "both nodes registered their group again: \(probed)")
+        for n in 0..<10 { publisher.send(#"{"op":"pub","ch":"r.g","data":\#(n)}"#) }
+        let shares = members.map { member in
+            (0..<6).compactMap { _ in try? member.frame(timeout: 1)["data"] as? Int }.filter { $0 >= 0 }
+        }
+        #expect(shares.flatMap { $0 }.sorted() == Array(0..<10), "exactly once: \(shares)")
+        #expect(shares.map(\.count) == [5, 5], "round robin: \(shares)")
+    }
+
+    /// A node that stops takes its members out of the group's counts (and a node that dies
+    /// is left out once its liveness key expires): the others get every event.
+    @Test func aNodeThatLeavesGetsNoMoreOfTheGroupsEvents() throws {
+        let redis = try TestRedis()
+        let nodes = try cluster(redis)
+        let stays = try nodes[1].client()
+        let goes = try nodes[2].client()
+        try subscribe(stays, #""ch":"l.g","group":"g""#)
+        try subscribe(goes, #""ch":"l.g","group":"g""#)
+        nodes[2].signal(SIGTERM)
+        #expect(nodes[2].waitForExit(seconds: 10) == 0)
+        let publisher = try nodes[0].client()
+        try publish(publisher, "l.g", 0..<10)
+        #expect(try received(stays, 10) == Array(0..<10))
+    }
+
     @Test func twoGroupsOnOnePatternEachGetEveryEventOnce() throws {
         let redis = try TestRedis()
         let nodes = try cluster(redis)

@@ -306,7 +306,9 @@ final class ClusterEngine {
 
     private func becomeReady() {
         isReady = true
-        if wasReady { registerAgain() }
+        // Registering again comes after the removals queued while Redis was away: a pattern
+        // or group removed and then added again in that time must end up registered.
+        let registersAgain = wasReady
         wasReady = true
         commands.send([Array("PUBLISH".utf8), interestChannel, Array("j\(nodeIndex)".utf8)]) { _ in }
         server.logger.info("cluster ready", ["node": settings.node, "index": nodeIndex])
@@ -315,6 +317,7 @@ final class ClusterEngine {
         queued = []
         queuedInterest = []
         send(events: events, interest: interest)
+        if registersAgain { registerAgain() }
     }
 
     /// Redis is gone (after the cluster was up): receipted `pub`s are `unavailable` at once
