@@ -135,6 +135,21 @@ struct ClusterGroupServingTests {
         #expect(try received(stays, 10) == Array(0..<10))
     }
 
+    @Test func aKilledNodesSlotsAreSkippedOnceItsLivenessKeyExpires() throws {
+        let redis = try TestRedis()
+        let nodes = try cluster(redis)
+        let stays = try nodes[1].client()
+        let dies = try nodes[2].client()
+        try subscribe(stays, #""ch":"k.g","group":"g""#)
+        try subscribe(dies, #""ch":"k.g","group":"g""#)
+        nodes[2].signal(SIGKILL)
+        _ = nodes[2].waitForExit(seconds: 10)
+        usleep(UInt32(1_000 * (5_000 + 1_000)))
+        let publisher = try nodes[0].client()
+        try publish(publisher, "k.g", 0..<10)
+        #expect(try received(stays, 10) == Array(0..<10))
+    }
+
     @Test func twoGroupsOnOnePatternEachGetEveryEventOnce() throws {
         let redis = try TestRedis()
         let nodes = try cluster(redis)
