@@ -98,10 +98,8 @@ final class ClusterEngine {
         var arguments: [[UInt8]] = [Array("EVALSHA".utf8), scripts["publish"] ?? [], Array("0".utf8),
                                     Array(prefix.utf8), Array(String(server.config.history).utf8),
                                     Array(String(events.count).utf8)]
-        var fanouts: [Int] = []
         arguments.reserveCapacity(arguments.count + 5 * events.count)
         for (event, nodes, groups) in events {
-            fanouts.append(nodes.count)
             arguments.append(event.channel)
             arguments.append(Array(nodes.map(String.init).joined(separator: ",").utf8))
             arguments.append(event.keepsHistory ? [UInt8(ascii: "1")] : [UInt8(ascii: "0")])
@@ -109,11 +107,11 @@ final class ClusterEngine {
             arguments.append(ClusterRecord(seq: 0, from: event.from, channel: event.channel, data: event.data,
                                            replyToken: event.replyToken, timeoutMs: event.requestTimeoutMs).encoded)
         }
-        let sent = commands.send(arguments) { [unowned self] reply in published(events.map(\.event), fanouts, reply) }
-        if !sent { published(events.map(\.event), fanouts, .disconnected) }
+        let sent = commands.send(arguments) { [unowned self] reply in published(events.map(\.event), reply) }
+        if !sent { published(events.map(\.event), .disconnected) }
     }
 
-    private func published(_ events: [ClusterState.Event], _ fanouts: [Int], _ reply: RedisReply) {
+    private func published(_ events: [ClusterState.Event], _ reply: RedisReply) {
         // The script answers seq and the number of nodes it went to, per event.
         let pairs = reply.elements?.compactMap(\.integer) ?? []
         let seqs = stride(from: 0, to: pairs.count - 1, by: 2).map { pairs[$0] }
@@ -325,7 +323,7 @@ final class ClusterEngine {
     /// this node, and every local pattern is registered again when Redis is back); removals
     /// wait for then.
     private func refuseWhileDown(events: [ClusterState.Event], interest: [ClusterState.InterestChange]) {
-        if !events.isEmpty { published(events, events.map { _ in 0 }, .disconnected) }
+        if !events.isEmpty { published(events, .disconnected) }
         queuedInterest += interest.filter { !$0.added }
         let ticket = interest.filter(\.added).map(\.ticket).max() ?? 0
         guard ticket > 0 else { return }
@@ -358,7 +356,7 @@ final class ClusterEngine {
         releaseBarriers(now: uv_hrtime())
         let events = queued
         queued = []
-        if !events.isEmpty { published(events, events.map { _ in 0 }, .disconnected) }
+        if !events.isEmpty { published(events, .disconnected) }
     }
 
     private func everySecond() {
