@@ -41,9 +41,10 @@ extension Broker {
         guard guarded, let token, let cluster else { return receivers }
         let recipients = requests.endCollectingRecipients()
         if !recipients.isEmpty {
-            let (id, isNew) = cluster.delivered.add(token, recipients: recipients, channel: name)
+            let (id, isNew, evicted) = cluster.delivered.add(token, recipients: recipients, channel: name)
             let timeout = max(1, min(routing.requestTimeoutMs, Broker.maxRequestTimeoutMs))
             if isNew { deadlines.schedule(at: now + timeout + Broker.deliveredRequestMarginMs, kind: .deliveredRequest, id: id) }
+            if let evicted { deadlines.cancel(kind: .deliveredRequest, id: evicted) }
         }
         return receivers
     }
