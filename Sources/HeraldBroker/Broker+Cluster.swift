@@ -53,7 +53,16 @@ extension Broker {
     @discardableResult
     public func deliverRemote(channel name: [UInt8], seq: Int, from publisher: ConnectionID,
                               data: UnsafeRawBufferPointer?) -> Int {
-        deliverRemote(channel: name, seq: seq, from: publisher, data: data, routing: ClusterRouting(), now: lastNow)
+        deliverRemote(RemoteEvent(seq: seq, from: publisher, channel: name, data: data.map { Array($0) }))
+    }
+
+    /// An event from Redis, `pub` or state change, routed as a plain event (to this node's
+    /// subscriptions outside queue groups; `deliverRemote(_:routing:now:)` takes the groups
+    /// and a request's token).
+    /// - Returns: how many subscriptions here received it.
+    @discardableResult
+    public func deliverRemote(_ event: RemoteEvent) -> Int {
+        deliverRemote(event, routing: ClusterRouting(), now: lastNow)
     }
 
     /// After `index.insert` made `pattern` new here: in cluster mode, tells the other nodes

@@ -92,8 +92,8 @@ extension Broker {
         guard since >= 0 else { throw HeraldError(.badField, "field 'since' must be a seq, 0 or more") }
         guard !isWildcard else { throw HeraldError(.badField, "field 'since' needs a concrete channel, not a pattern") }
         catchUp.since = since
-        // Cluster mode keeps history in Redis, and reading it back is not built yet
-        // (docs/cluster.md): this node cannot tell what the client missed, so it says so.
+        // Cluster mode keeps history in Redis: the `catchUp` script decides
+        // (`Broker+ClusterCatchUp.swift`).
         if cluster != nil { return catchUp }
         // Looked up, never made: a `sub` with `since` must not create channel records
         // (they would bypass `max_channels`); a channel without a record has seq 0.

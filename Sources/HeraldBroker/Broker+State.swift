@@ -4,6 +4,7 @@ import HeraldWire
 extension Broker {
     /// Dispatches the retained-state ops.
     func performStateOp(_ op: Op, for session: Session) throws(HeraldError) {
+        if let cluster { return try clusterStateOp(op, cluster, for: session) }
         switch op {
         case .get: try getState(session)
         case .set: try setValue(session)

@@ -37,6 +37,10 @@ extension Broker {
         }
         if cluster != nil { clusterSubscribed(subscription) }
         session.account?.subscriptions += 1
+        if let cluster, catchUp.current || catchUp.since != nil {
+            // Cluster mode reads `current` and history from Redis: the answer comes then.
+            return startClusterCatchUp(catchUp, for: subscription, cluster)
+        }
         answer(session, .sub) { out in
             out.appendRaw(#","sub":"#)
             out.append(contentsOf: subscription.quotedName)

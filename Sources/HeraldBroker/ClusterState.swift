@@ -1,3 +1,5 @@
+import HeraldWire
+
 /// What cluster mode adds to the broker (docs/cluster.md): the events this node's clients
 /// published, waiting for the engine to send them to Redis in one batch per loop pass; the
 /// changes of this node's interest (patterns gaining their first or losing their last local
@@ -59,6 +61,45 @@ public final class ClusterState {
         }
     }
 
+    /// A Lua script call that a parked request waits for (docs/cluster.md: state ops, and
+    /// the catch-up of a `sub` with `current` or `since`).
+    public struct ScriptCall: Sendable {
+        /// Which script.
+        public enum Script: String, Sendable, CaseIterable {
+            /// `ClusterStateScripts.state`: one retained-state op.
+            case state
+            /// `ClusterStateScripts.catchUp`: `current` values and the history after `since`.
+            case catchUp
+        }
+        /// The key of the waiting request (`ClusterState.waiting`).
+        public let token: Int
+        /// The script to run.
+        public let script: Script
+        /// The channel whose interested nodes the engine passes as the script's targets
+        /// (nil: the script publishes nothing).
+        public let channel: [UInt8]?
+        /// The script's arguments after the prefix and the targets.
+        public let arguments: [[UInt8]]
+        /// How many events of the same pass's outbox go to Redis before this call, so one
+        /// client's `pub` and state ops keep their order.
+        public var position: Int
+        /// The interest ticket every node must have acknowledged before the call runs (0:
+        /// none): a catch-up reads history only once every node routes the channel here.
+        public let afterTicket: Int
+    }
+
+    /// A request whose session is parked until its script answers.
+    struct Waiting {
+        let session: Session
+        let op: Op
+        let opRaw: [UInt8]?
+        let rid: [UInt8]?
+        /// The subscription a catch-up is for.
+        let subscription: Subscription?
+        /// What the catch-up asked for.
+        let catchUp: CatchUp?
+    }
+
     /// A publisher waiting for its event's `seq`.
     struct Receipt {
         let session: Session
@@ -78,6 +119,11 @@ public final class ClusterState {
     public private(set) var ticketsDone = 0
     var receipts: [Int: Receipt] = [:]
     private var nextReceipt = 0
+    /// Script calls in order since the engine last took them.
+    public private(set) var calls: [ScriptCall] = []
+    /// Parked requests by token.
+    var waiting: [Int: Waiting] = [:]
+    private var nextToken = 0
     /// Requests from any node delivered here with auth on: who may reply (`DeliveredRequests`).
     var delivered = DeliveredRequests()
 
@@ -88,7 +134,37 @@ public final class ClusterState {
     }
 
     /// Whether the engine has something to send.
-    public var hasWork: Bool { !outbox.isEmpty || !interest.isEmpty }
+    public var hasWork: Bool { !outbox.isEmpty || !interest.isEmpty || !calls.isEmpty }
+
+    /// Hands the queued script calls to the engine, in order.
+    public func takeCalls() -> [ScriptCall] {
+        defer { calls.removeAll(keepingCapacity: true) }
+        return calls
+    }
+
+    /// Queues a script call for a parked request. - Returns: its token.
+    func call(_ script: ScriptCall.Script, channel: [UInt8]?, arguments: [[UInt8]], waiting request: Waiting,
+              afterTicket: Int = 0) -> Int {
+        nextToken += 1
+        waiting[nextToken] = request
+        calls.append(ScriptCall(token: nextToken, script: script, channel: channel, arguments: arguments,
+                                position: outbox.count, afterTicket: afterTicket))
+        return nextToken
+    }
+
+    /// The latest interest ticket handed out (what a catch-up waits for).
+    var latestTicket: Int { lastTicket }
+
+    /// Subscriptions whose `current`/`since` catch-up is being read from Redis, with the
+    /// live events that arrived for them meanwhile (sent after the catch-up, without the
+    /// ones it already covered).
+    var catchingUp: [(subscription: Subscription, events: [RemoteEvent])] = []
+
+    /// Stops buffering for `subscription`. - Returns: what was buffered.
+    func endCatchUp(_ subscription: Subscription) -> [RemoteEvent] {
+        guard let at = catchingUp.firstIndex(where: { $0.subscription === subscription }) else { return [] }
+        return catchingUp.remove(at: at).events
+    }
 
     /// Hands the queued events to the engine, in order.
     public func takeOutbox() -> [Event] {

@@ -48,12 +48,17 @@ public final class InterestTable {
         return true
     }
 
-    /// The nodes with a pattern matching the concrete channel `name`, in ascending order.
-    public func nodes(for name: [UInt8]) -> [Int] {
+    /// The nodes with a pattern matching the concrete channel `name`, in ascending order;
+    /// with `includingGroups`, also those holding members of a queue group on such a pattern.
+    public func nodes(for name: [UInt8], includingGroups: Bool = false) -> [Int] {
         var found = Set<Int>()
-        if let holders = concrete[name] { found.formUnion(holders.present) }
+        func collect(_ holders: Holders) {
+            found.formUnion(holders.present)
+            if includingGroups { for members in holders.groups.values { found.formUnion(members.present) } }
+        }
+        if let holders = concrete[name] { collect(holders) }
         wildcards.forEachMatch(of: name) { pattern, holders in
-            if ChannelName.matches(pattern: pattern, channel: name) { found.formUnion(holders.present) }
+            if ChannelName.matches(pattern: pattern, channel: name) { collect(holders) }
         }
         return found.sorted()
     }

@@ -94,6 +94,15 @@ public final class Session {
     /// connection's further lines until `Broker.completeVerification` answered it.
     public var awaitsVerification: Bool { pendingVerification != nil }
 
+    /// Whether a request waits for the cluster's Redis (a state op, or a `sub`'s catch-up):
+    /// the server holds the connection's further lines until the answer is queued, so
+    /// answers keep the order of requests.
+    public internal(set) var awaitsCluster = false
+
+    /// Whether the server must hold the connection's further lines (a `hello` being
+    /// verified, or a request waiting for the cluster).
+    public var isParked: Bool { pendingVerification != nil || awaitsCluster }
+
     /// Bytes queued or in flight: what `max_pending` bounds.
     public var pendingBytes: Int { outbound.count + inFlight }
 

@@ -62,6 +62,12 @@ final class SubscriptionIndex {
     private(set) var concretePatternCount = 0
     /// Rises on every insert and removal.
     private(set) var generation = 0
+
+    /// Makes every channel rebuild its cached targets (a subscription left or joined
+    /// live delivery without an insert or a removal).
+    func invalidateTargets() {
+        generation += 1
+    }
     /// Number of subscriptions held.
     private(set) var count = 0
 

@@ -27,7 +27,7 @@ extension Connection {
     func nextStep(_ broker: Broker) -> AfterLines {
         if session.closeAfterFlush { return .stop }
         if let parked = broker.takeVerification(for: session) { return .verify(parked) }
-        if session.awaitsVerification { return .wait }
+        if session.isParked { return .wait }
         return heldStart >= held.count ? .read : .yield
     }
 
@@ -96,7 +96,7 @@ extension Connection {
     /// In a later loop pass, after this connection yielded: frames the next budget's worth
     /// of its held lines, then reads again once none are left.
     func resumeAfterYield() {
-        guard isHolding, !isClosing, !session.awaitsVerification else { return }
+        guard isHolding, !isClosing, !session.isParked else { return }
         let now = worker.now
         let step = worker.shared.withLock { broker in frameHeld(broker, now: now) }
         proceed(step)

@@ -199,7 +199,7 @@ final class Connection {
     /// - Returns: how many bytes were consumed; the caller holds the rest.
     func frameLines(_ bytes: UnsafeRawBufferPointer, broker: Broker, now: Int) -> Int {
         framer.feed(bytes, limit: { broker.lineLimit(for: session) },
-                    pausing: { session.awaitsVerification || hasSpentBudget() }) { framed in
+                    pausing: { session.isParked || hasSpentBudget() }) { framed in
             switch framed {
             case .line(let line): broker.handleLine(line, from: session, now: now)
             case .tooLong(let length): broker.lineTooLong(from: session, length: length, now: now)

@@ -71,10 +71,6 @@ public enum Daemon {
         }
         var join: ClusterJoin?
         if let settings = config.cluster {
-            guard config.workers == 1 else {
-                logger.error("cannot start: cluster mode runs with workers: 1 for now (docs/cluster.md)")
-                return usageError
-            }
             do throws(ClusterError) {
                 join = try ClusterJoin.join(settings, epochCandidate: makeEpoch())
             } catch {

@@ -150,12 +150,18 @@ final class Worker: @unchecked Sendable {
         var moreTeardown = false
         var clusterEvents: [ClusterState.Event] = []
         var clusterInterest: [ClusterState.InterestChange] = []
+        var clusterCalls: [ClusterState.ScriptCall] = []
+        var wakeMain = false
         // Teardown below can queue cluster work (interest, `$sys` events) after the take.
         var clusterLeftover = false
         shared.withLock { broker in
-            if let cluster = broker.cluster, cluster.hasWork {
+            // The engine lives on the main loop: another loop only wakes it.
+            if let cluster = broker.cluster, cluster.hasWork, !isMain {
+                wakeMain = true
+            } else if let cluster = broker.cluster, cluster.hasWork {
                 clusterEvents = cluster.takeOutbox()
                 clusterInterest = cluster.takeInterest()
+                clusterCalls = cluster.takeCalls()
             }
             if broker.hasDeferredWork {
                 // A quarter of the pass budget: teardown is background work for a client
@@ -176,11 +182,13 @@ final class Worker: @unchecked Sendable {
                 }
             }
             if !isMain { rearm = server.needsRearm(for: broker.nextDeadline) }
-            clusterLeftover = broker.cluster?.hasWork ?? false
+            if broker.cluster?.hasWork == true {
+                if isMain { clusterLeftover = true } else { wakeMain = true }
+            }
         }
         for connection in ready { connection.writeTaken() }
-        if !clusterEvents.isEmpty || !clusterInterest.isEmpty {
-            server.clusterEngine?.send(events: clusterEvents, interest: clusterInterest)
+        if !clusterEvents.isEmpty || !clusterInterest.isEmpty || !clusterCalls.isEmpty {
+            server.clusterEngine?.send(events: clusterEvents, interest: clusterInterest, calls: clusterCalls)
         }
         hasTeardown = moreTeardown
         if moreTeardown { keepAwake() }
@@ -188,7 +196,7 @@ final class Worker: @unchecked Sendable {
         if !authEvents.isEmpty { server.log(authEvents) }
         if isMain {
             server.armTicker()
-        } else if rearm {
+        } else if rearm || wakeMain {
             server.main.post(.rearm)
         }
     }

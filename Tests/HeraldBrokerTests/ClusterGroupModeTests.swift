@@ -74,7 +74,7 @@ import Testing
         _ = harness.frames(plain)
         let groupOnly = ClusterRouting(plain: false, groups: [Array("q.* g".utf8)])
         for seq in 1...4 {
-            #expect(harness.broker.deliverRemote(channel: Array("q.1".utf8), seq: seq, from: 99, data: nil, routing: groupOnly, now: 0) == 1)
+            #expect(harness.broker.deliverRemote(RemoteEvent(seq: seq, from: 99, channel: Array("q.1".utf8), data: nil), routing: groupOnly, now: 0) == 1)
         }
         #expect(members.map { harness.frames($0).compactMap { $0["seq"] as? Int } } == [[1, 3], [2, 4]])
         #expect(harness.frames(plain).isEmpty, "routed for the group only")
@@ -82,7 +82,7 @@ import Testing
                 "a plain routing reaches the plain subscriber and no group member")
         #expect(harness.frames(plain).count == 1 && members.allSatisfy { harness.frames($0).isEmpty })
         let foreign = ClusterRouting(plain: false, groups: [Array("other.* g".utf8), Array("q.* nope".utf8), Array("bad".utf8)])
-        #expect(harness.broker.deliverRemote(channel: Array("q.1".utf8), seq: 6, from: 99, data: nil, routing: foreign, now: 0) == 0,
+        #expect(harness.broker.deliverRemote(RemoteEvent(seq: 6, from: 99, channel: Array("q.1".utf8), data: nil), routing: foreign, now: 0) == 0,
                 "a group whose pattern does not match, or that is not here, gets nothing")
     }
 }

@@ -90,17 +90,49 @@ import Testing
 }
 
 @Suite struct ClusterCatchUpTests {
-    @Test func sinceInClusterModeSaysNotRecoveredUntilHistoryIsReadFromRedis() {
+    /// A history entry as the engine hands it over.
+    private func entry(_ seq: Int, data: String) -> ClusterValue {
+        Broker.catchUpEntry(RemoteEvent(seq: seq, from: 9, channel: Array("h.1".utf8), data: Array(data.utf8)))
+    }
+
+    @Test func aSubWithSinceWaitsForRedisThenSendsReplayAndBufferedEventsOnceInOrder() {
         let harness = BrokerHarness()
         let cluster = ClusterState(nodeIndex: 1)
         harness.broker.cluster = cluster
         let client = harness.connect()
-        harness.subscribe(client, #""ch":"h.1","sub":"a""#)
+        harness.send(client, #"{"op":"sub","ch":"h.1","sub":"b","since":5,"rid":"r"}"#)
+        #expect(harness.frames(client).isEmpty, "no answer before Redis read the history")
+        let calls = cluster.takeCalls()
+        #expect(calls.count == 1 && calls.first?.script == .catchUp)
+        let ticket = cluster.takeInterest().last?.ticket ?? 0
+        #expect(ticket > 0 && calls.first?.afterTicket == ticket, "history is read after the barrier")
+        harness.broker.interestSeen(upTo: ticket)
+        // Live events that arrive while the history is read: 6 and 7 are in it, 8 is not.
+        for seq in 6...8 {
+            harness.broker.deliverRemote(RemoteEvent(seq: seq, from: 9, channel: Array("h.1".utf8), data: Array("\(seq)".utf8)))
+        }
+        #expect(harness.frames(client).isEmpty, "buffered until the catch-up is sent")
+        let result = ClusterValue.array([.int(7), .int(3), .array([]), .array([entry(6, data: "6"), entry(7, data: "7")])])
+        _ = harness.broker.clusterCallAnswered(token: calls[0].token, result: result)
+        let frames = harness.frames(client)
+        #expect(frames.first?["recovered"] as? Bool == true && frames.first?["rid"] as? String == "r")
+        #expect(frames.dropFirst().map { $0["seq"] as? Int } == [6, 7, 8])
+        #expect(frames.dropFirst().map { $0["replay"] as? Bool } == [true, true, nil])
+        harness.broker.deliverRemote(channel: Array("h.1".utf8), seq: 9, from: 9, data: nil)
+        #expect(harness.frames(client).map { $0["seq"] as? Int } == [9], "then live")
+    }
+
+    @Test func aCatchUpRedisCouldNotRunEndsTheSubscriptionWithUnavailable() {
+        let harness = BrokerHarness()
+        let cluster = ClusterState(nodeIndex: 1)
+        harness.broker.cluster = cluster
+        let client = harness.connect()
+        harness.send(client, #"{"op":"sub","ch":"h.1","sub":"b","current":true}"#)
+        let calls = cluster.takeCalls()
         cluster.takeInterest().forEach { harness.broker.interestSeen(upTo: $0.ticket) }
-        _ = harness.frames(client)
-        harness.broker.deliverRemote(channel: Array("h.1".utf8), seq: 5, from: 9, data: nil)
-        _ = harness.frames(client)
-        let answer = harness.request(client, #"{"op":"sub","ch":"h.1","sub":"b","since":5}"#)
-        #expect(answer["recovered"] as? Bool == false, "this node cannot know what was published elsewhere: \(answer)")
+        _ = harness.broker.clusterCallAnswered(token: calls[0].token, result: .failure("connection to Redis lost"))
+        #expect(harness.frames(client).first?["error"] as? String == "unavailable")
+        let subs = harness.request(client, #"{"op":"subs"}"#)
+        #expect((subs["subs"] as? [Any])?.isEmpty == true, "no half-made subscription is left: \(subs)")
     }
 }

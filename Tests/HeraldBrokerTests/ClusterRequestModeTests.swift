@@ -94,7 +94,7 @@ import Testing
         _ = harness.frames(readOnly)
         let token = Array("00000009aaaaaaaabbbbbbbbcccccccc".utf8)
         let routing = ClusterRouting(replyToken: token, requestTimeoutMs: 500)
-        #expect(harness.broker.deliverRemote(channel: Array("svc.q".utf8), seq: 1, from: 9 << 32, data: nil, routing: routing, now: 0) == 2)
+        #expect(harness.broker.deliverRemote(RemoteEvent(seq: 1, from: 9 << 32, channel: Array("svc.q".utf8), data: nil), routing: routing, now: 0) == 2)
         #expect(harness.frames(responder).first?["reply"] as? String == String(decoding: token, as: UTF8.self))
         #expect(harness.frames(readOnly).count == 1)
         let hex = String(decoding: token, as: UTF8.self)

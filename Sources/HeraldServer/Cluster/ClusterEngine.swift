@@ -17,13 +17,18 @@ final class ClusterEngine {
     let commands: RedisLink
     private let messages: RedisLink
     let table = InterestTable()
-    private var scripts: [String: [UInt8]] = [:]
+    var scripts: [String: [UInt8]] = [:]
     private var subscribed = 0
     private(set) var isReady = false
     /// Whether the engine was ready before (so a new readiness follows a lost Redis).
     private var wasReady = false
     private var queued: [ClusterState.Event] = []
     private var queuedInterest: [ClusterState.InterestChange] = []
+    private var queuedCalls: [ClusterState.ScriptCall] = []
+    /// Catch-up calls waiting for an interest ticket (`ClusterState.ScriptCall.afterTicket`).
+    var deferredCalls: [ClusterState.ScriptCall] = []
+    /// The highest interest ticket whose held answers were released.
+    var releasedTicket = 0
     /// Held `sub` answers: the broker's ticket, the interest version once Redis gave it, when.
     private var barriers: [(ticket: Int, version: Int?, since: UInt64)] = []
     /// The highest interest version each live node acknowledged.
@@ -75,19 +80,33 @@ final class ClusterEngine {
         uv_close(UnsafeMutableRawPointer(timer).assumingMemoryBound(to: uv_handle_t.self)) { $0?.deallocate() }
     }
 
-    /// What the broker queued in one pass: interest changes, then the events as one batch.
-    func send(events: [ClusterState.Event], interest: [ClusterState.InterestChange]) {
+    /// What the broker queued in one pass: interest changes, then the events as batches
+    /// with the script calls between them where they were queued.
+    func send(events: [ClusterState.Event], interest: [ClusterState.InterestChange],
+              calls: [ClusterState.ScriptCall] = []) {
         guard isReady else {
             if wasReady {
-                refuseWhileDown(events: events, interest: interest)
+                refuseWhileDown(events: events, interest: interest, calls: calls)
             } else {
+                queuedCalls += calls.map { call in
+                    var moved = call
+                    moved.position += queued.count
+                    return moved
+                }
                 queued += events
                 queuedInterest += interest
             }
             return
         }
         for change in interest { sendInterest(change) }
-        if !events.isEmpty { publish(events) }
+        var start = 0
+        for call in calls {
+            let end = min(max(call.position, start), events.count)
+            if end > start { publish(Array(events[start..<end])) }
+            start = end
+            sendCall(call)
+        }
+        if start < events.count { publish(start == 0 ? events : Array(events[start...])) }
     }
 
     // MARK: - Publishing
@@ -96,7 +115,7 @@ final class ClusterEngine {
         let events = routeDirect(batch)
         guard !events.isEmpty else { return }
         var arguments: [[UInt8]] = [Array("EVALSHA".utf8), scripts["publish"] ?? [], Array("0".utf8),
-                                    Array(prefix.utf8), Array(String(server.config.history).utf8),
+                                    Array(prefix.utf8), Array("\(server.config.history) \(server.config.historyBytes)".utf8),
                                     Array(String(events.count).utf8)]
         arguments.reserveCapacity(arguments.count + 5 * events.count)
         for (event, nodes, groups) in events {
@@ -184,6 +203,8 @@ final class ClusterEngine {
         }
         guard done > 0 else { return }
         server.shared.withLock { broker in broker.interestSeen(upTo: done) }
+        releasedTicket = max(releasedTicket, done)
+        sendDeferredCalls()
     }
 
     // MARK: - Messages
@@ -213,18 +234,7 @@ final class ClusterEngine {
         server.shared.withLock { broker in
             var unheard: [[UInt8]] = []
             for record in records {
-                let routing = ClusterRouting(plain: record.plain, groups: record.groups, replyToken: record.replyToken,
-                                             requestTimeoutMs: record.timeoutMs)
-                let receivers: Int
-                if let data = record.data {
-                    receivers = data.withUnsafeBytes {
-                        broker.deliverRemote(channel: record.channel, seq: record.seq, from: record.from, data: $0,
-                                             routing: routing, now: now)
-                    }
-                } else {
-                    receivers = broker.deliverRemote(channel: record.channel, seq: record.seq, from: record.from, data: nil,
-                                                     routing: routing, now: now)
-                }
+                let receivers = broker.deliverRemote(record.event, routing: record.routing, now: now)
                 if receivers == 0, let token = record.replyToken { unheard.append(token) }
             }
             if !unheard.isEmpty { reportUnheard(unheard, broker: broker) }
@@ -266,8 +276,7 @@ final class ClusterEngine {
 
     private func loadScripts() {
         isReady = false
-        let sources = [("publish", ClusterScripts.publish), ("interest", ClusterScripts.interest),
-                       ("snapshot", ClusterScripts.snapshot), ("groupInterest", ClusterGroupScripts.groupInterest)]
+        let sources = Self.scriptSources
         var left = sources.count
         for (name, source) in sources {
             commands.send([Array("SCRIPT".utf8), Array("LOAD".utf8), Array(source.utf8)]) { [unowned self] reply in
@@ -281,7 +290,7 @@ final class ClusterEngine {
     /// Once the scripts are loaded and both subscriptions are on: reads every live node's
     /// interest at one version, then starts sending.
     private func takeSnapshot() {
-        guard scripts.count == 4, subscribed == 2, commands.isConnected, !isReady else { return }
+        guard scripts.count == Self.scriptSources.count, subscribed == 2, commands.isConnected, !isReady else { return }
         commands.send([Array("EVALSHA".utf8), scripts["snapshot"] ?? [], Array("0".utf8), Array(prefix.utf8)]) { [unowned self] reply in
             guard let parts = reply.elements, let version = parts.first?.integer else {
                 server.logger.warn("cluster: reading the interest table failed", ["error": reply.failure ?? "bad reply"])
@@ -312,9 +321,11 @@ final class ClusterEngine {
         server.logger.info("cluster ready", ["node": settings.node, "index": nodeIndex])
         let events = queued
         let interest = queuedInterest
+        let calls = queuedCalls
         queued = []
         queuedInterest = []
-        send(events: events, interest: interest)
+        queuedCalls = []
+        send(events: events, interest: interest, calls: calls)
         if registersAgain { registerAgain() }
     }
 
@@ -322,8 +333,10 @@ final class ClusterEngine {
     /// rather than queued without bound; a new subscription's `ok` is not held (it works on
     /// this node, and every local pattern is registered again when Redis is back); removals
     /// wait for then.
-    private func refuseWhileDown(events: [ClusterState.Event], interest: [ClusterState.InterestChange]) {
+    private func refuseWhileDown(events: [ClusterState.Event], interest: [ClusterState.InterestChange],
+                                 calls: [ClusterState.ScriptCall]) {
         if !events.isEmpty { published(events, .disconnected) }
+        for call in calls { answered(call, .disconnected) }
         queuedInterest += interest.filter { !$0.added }
         let ticket = interest.filter(\.added).map(\.ticket).max() ?? 0
         guard ticket > 0 else { return }
@@ -357,6 +370,9 @@ final class ClusterEngine {
         let events = queued
         queued = []
         if !events.isEmpty { published(events, .disconnected) }
+        let waiting = deferredCalls
+        deferredCalls = []
+        for call in waiting { answered(call, .disconnected) }
     }
 
     private func everySecond() {

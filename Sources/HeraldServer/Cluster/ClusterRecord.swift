@@ -1,13 +1,17 @@
-/// The node-to-node form of one event (docs/cluster.md): the publishing node writes
+import HeraldBroker
+
+/// The node-to-node form of one event (docs/cluster.md). A `pub`: the publishing node writes
 /// `[TAGS ]FROM CHLEN DATALEN\nCHANNEL DATA` (DATALEN -1 when the event has no `data`), the
 /// publish script prefixes `SEQ ` (and its own tags) and concatenates the records of a batch
-/// into one message per node.
+/// into one message per node. A state change: the `state` script writes `SEQ FROM CHLEN
+/// MIDLEN TAILLEN\nCHANNEL MIDDLE TAIL` itself (it decides the `rev` the middle carries).
+/// History entries are the same records without the `SEQ `, which is the entry's id.
 ///
-/// Tags are header fields before `FROM`, each a letter and a value: `rHEX` (a `req`'s reply
-/// token) and `tMS` (its `timeout_ms`) from the publishing node; `gLEN` (a block of LEN bytes
-/// after DATA naming the queue groups this node delivers to, each `KEYLEN:PATTERN GROUP`)
-/// and `o` (only for those groups: not for the node's plain subscribers) from the script.
-/// Unknown tags are skipped, so a newer node's records still read.
+/// Tags are header fields between `SEQ` and `FROM`, each a letter and a value: `rHEX` (a
+/// `req`'s reply token) and `tMS` (its `timeout_ms`) from the publishing node; `gLEN` (a
+/// block of LEN bytes after DATA naming the queue groups this node delivers to, each
+/// `KEYLEN:PATTERN GROUP`) and `o` (only for those groups, not for the node's plain
+/// subscribers) from the script. Unknown tags are skipped, so a newer node's records read.
 struct ClusterRecord: Equatable {
     /// The channel's `seq` (0 before the script gave it one).
     var seq: Int
@@ -17,6 +21,10 @@ struct ClusterRecord: Equatable {
     var channel: [UInt8]
     /// The raw JSON of `data`, when present.
     var data: [UInt8]?
+    /// A state event's fields after `from`; nil for a `pub` event.
+    var middle: [UInt8]? = nil
+    /// A state event's payload field (may be empty).
+    var tail: [UInt8] = []
     /// A `req`'s reply token (32 hex digits), or nil.
     var replyToken: [UInt8]? = nil
     /// A `req`'s `timeout_ms`.
@@ -41,6 +49,16 @@ struct ClusterRecord: Equatable {
         return out
     }
 
+    /// The event the broker fans out.
+    var event: RemoteEvent {
+        RemoteEvent(seq: seq, from: from, channel: channel, data: data, middle: middle, tail: tail)
+    }
+
+    /// How the receiving node delivers it.
+    var routing: ClusterRouting {
+        ClusterRouting(plain: plain, groups: groups, replyToken: replyToken, requestTimeoutMs: timeoutMs)
+    }
+
     /// Splits one node message into records. - Returns: nil when it is malformed.
     static func decode(_ message: [UInt8]) -> [ClusterRecord]? {
         var records: [ClusterRecord] = []
@@ -48,14 +66,18 @@ struct ClusterRecord: Equatable {
         while at < message.count {
             guard let newline = message[at...].firstIndex(of: 10) else { return nil }
             let header = message[at..<newline].split(separator: 32)
-            guard header.count >= 4, let seq = Self.int(header[0]), let from = Self.int(header[header.count - 3]),
-                  let channelCount = Self.int(header[header.count - 2]), let dataCount = Self.int(header[header.count - 1]),
-                  channelCount >= 0, dataCount >= -1 else { return nil }
-            var record = ClusterRecord(seq: seq, from: from, channel: [], data: nil)
+            guard let first = header.first, let seq = Self.int(first) else { return nil }
+            var record = ClusterRecord(seq: seq, from: 0, channel: [], data: nil)
             var groupBytes = 0
-            for tag in header[1..<(header.count - 3)] {
-                guard let letter = tag.first else { continue }
-                let value = tag.dropFirst()
+            var numbers: [Int] = []
+            for field in header.dropFirst() {
+                guard let letter = field.first else { continue }
+                if letter == UInt8(ascii: "-") || (letter >= UInt8(ascii: "0") && letter <= UInt8(ascii: "9")) {
+                    guard let number = Self.int(field) else { return nil }
+                    numbers.append(number)
+                    continue
+                }
+                let value = field.dropFirst()
                 switch letter {
                 case UInt8(ascii: "r"): record.replyToken = Array(value)
                 case UInt8(ascii: "t"): record.timeoutMs = Self.int(value) ?? 0
@@ -64,14 +86,32 @@ struct ClusterRecord: Equatable {
                 default: continue
                 }
             }
+            // A `pub`: FROM CHLEN DATALEN; a state change: FROM CHLEN MIDLEN TAILLEN.
+            guard numbers.count == 3 || numbers.count == 4, groupBytes >= 0 else { return nil }
+            record.from = numbers[0]
+            let channelCount = numbers[1]
             let start = newline + 1
             // Lengths come from Redis: checked against what is left, never added unchecked.
             let left = message.count - start
-            guard groupBytes >= 0, channelCount <= left, max(0, dataCount) <= left - channelCount,
+            guard channelCount >= 0, channelCount <= left else { return nil }
+            let channelEnd = start + channelCount
+            record.channel = Array(message[start..<channelEnd])
+            if numbers.count == 4 {
+                let (middleCount, tailCount) = (numbers[2], numbers[3])
+                guard middleCount >= 0, tailCount >= 0, middleCount <= left - channelCount,
+                      tailCount <= left - channelCount - middleCount else { return nil }
+                let middleEnd = channelEnd + middleCount
+                record.middle = Array(message[channelEnd..<middleEnd])
+                record.tail = Array(message[middleEnd..<(middleEnd + tailCount)])
+                records.append(record)
+                at = middleEnd + tailCount
+                continue
+            }
+            let dataCount = numbers[2]
+            guard dataCount >= -1, max(0, dataCount) <= left - channelCount,
                   groupBytes <= left - channelCount - max(0, dataCount) else { return nil }
-            let dataEnd = start + channelCount + max(0, dataCount)
-            record.channel = Array(message[start..<(start + channelCount)])
-            record.data = dataCount < 0 ? nil : Array(message[(start + channelCount)..<dataEnd])
+            let dataEnd = channelEnd + max(0, dataCount)
+            record.data = dataCount < 0 ? nil : Array(message[channelEnd..<dataEnd])
             if groupBytes > 0 {
                 guard let groups = Self.groups(message[dataEnd..<(dataEnd + groupBytes)]) else { return nil }
                 record.groups = groups

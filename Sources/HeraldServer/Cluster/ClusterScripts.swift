@@ -3,20 +3,18 @@
 /// ARGV, so the cluster runs on one Redis (not Redis Cluster) and several clusters can share
 /// one with different prefixes.
 enum ClusterScripts {
-    /// A batch of events: ARGV = prefix, history, n, then per event channel, target nodes
-    /// (comma-separated indexes), `1` when it goes into history (`0` for `req` and `$sys`),
-    /// the queue groups it matches (`KEYLEN:PATTERN GROUP` repeated) and record. For each:
-    /// the channel's next `seq` (`HINCRBY`, the meta keeps the data set's epoch), history in
-    /// a stream with id `seq-0` (trimmed to `history` entries); for each group, one node
-    /// from the member counts in `{p}g:PATTERN GROUP` (nodes whose liveness key is gone left
-    /// out), by the group's counter `rr` turned once (slot `rr mod members`, nodes in index
-    /// order, each owning as many slots as it has members); then the record, prefixed with
-    /// its seq (and `o`/`gLEN` tags and the group block for a node picked for groups),
-    /// appended to each target node's message, and one `PUBLISH` per target node. Returns
-    /// seq and the number of nodes it went to, per event in order.
-    static let publish = """
-    local p = ARGV[1]
-    local hist = tonumber(ARGV[2])
+    /// A batch of events: ARGV = prefix, `HISTORY HISTORY_BYTES`, n, then per event channel,
+    /// target nodes (comma-separated indexes), `1` when it goes into history (`0` for `req`
+    /// and `$sys`), the queue groups it matches (`KEYLEN:PATTERN GROUP` repeated) and record.
+    /// For each: the channel's next `seq` (`HINCRBY`, the meta keeps the data set's epoch),
+    /// history (`ClusterStateScripts.history`); for each group, one node from the member
+    /// counts in `{p}g:PATTERN GROUP` (nodes whose liveness key is gone left out), by the
+    /// group's counter `rr` turned once (slot `rr mod members`, nodes in index order, each
+    /// owning as many slots as it has members); then the record, prefixed with its seq (and
+    /// `o`/`gLEN` tags and the group block for a node picked for groups), appended to each
+    /// target node's message, and one `PUBLISH` per target node. Returns seq and the number
+    /// of nodes it went to, per event in order.
+    static let publish = "local p, histcfg = ARGV[1], ARGV[2]\n" + ClusterStateScripts.history + """
     local n = tonumber(ARGV[3])
     local epoch = redis.call('GET', p .. 'epoch') or ''
     local out = {}
@@ -47,9 +45,7 @@ enum ClusterScripts {
       local meta = p .. 'm:' .. ch
       local seq = redis.call('HINCRBY', meta, 'seq', 1)
       if seq == 1 then redis.call('HSET', meta, 'epoch', epoch) end
-      if hist > 0 and keep == '1' then
-        redis.pcall('XADD', p .. 'h:' .. ch, 'MAXLEN', hist, seq .. '-0', 'r', rec)
-      end
+      if keep == '1' then record(ch, seq, rec) end
       local plain = {}
       local picked = {}
       local nodes = {}

@@ -1,0 +1,117 @@
+import HeraldWire
+
+/// Cluster mode's `current` and `since` (docs/cluster.md, "`seq`, history, `since`"): the
+/// values and the history live in Redis, so a `sub` asking for either is answered when the
+/// `catchUp` script has read them. Until then the session is parked, the subscription is out
+/// of live delivery, and the live events that reach it are buffered; the answer is the `ok`
+/// (with `recovered`), the `current` events, the replay, then the buffered events the
+/// catch-up did not cover, each once and in `seq` order.
+///
+/// Exactness: the script runs only after every node acknowledged the interest changes made
+/// so far (`afterTicket`), so every event it does not see comes here live.
+extension Broker {
+    /// The most events one cluster catch-up replays (the newest after `since`); past it, or
+    /// past half of `max_pending` in bytes, `recovered` is false (docs/cluster.md).
+    static let clusterReplayMaxEvents = 10_000
+
+    /// Parks the `sub` until the `catchUp` script has read what it asked for.
+    func startClusterCatchUp(_ catchUp: CatchUp, for subscription: Subscription, _ cluster: ClusterState) {
+        subscription.isReplaying = true
+        index.invalidateTargets()
+        cluster.catchingUp.append((subscription, []))
+        var since: [UInt8] = []
+        if let value = catchUp.since { since.appendInt(value) }
+        let arguments: [[UInt8]] = [subscription.pattern, Array((subscription.isWildcard ? "1" : "0").utf8),
+                                    Array((catchUp.current ? "1" : "0").utf8), since,
+                                    Array(String(Swift.min(Swift.max(config.history, 1), Self.clusterReplayMaxEvents)).utf8),
+                                    Array(String(config.maxPending / 2).utf8)]
+        let waiting = ClusterState.Waiting(session: subscription.session, op: .sub,
+                                           opRaw: current.opRaw.map { Array($0) },
+                                           rid: current.ridRaw.map { Array($0) },
+                                           subscription: subscription, catchUp: catchUp)
+        _ = cluster.call(.catchUp, channel: nil, arguments: arguments, waiting: waiting,
+                         afterTicket: cluster.latestTicket)
+        subscription.session.awaitsCluster = true
+    }
+
+    /// Keeps a live event for every subscription whose catch-up is still being read.
+    func bufferForCatchUps(_ event: RemoteEvent, _ cluster: ClusterState) {
+        for at in cluster.catchingUp.indices {
+            let pattern = cluster.catchingUp[at].subscription.pattern
+            if ChannelName.matches(pattern: pattern, channel: event.channel) { cluster.catchingUp[at].events.append(event) }
+        }
+    }
+
+    /// The `catchUp` script answered `{seq, oldest, currents, history}`: sends the `ok`, the
+    /// `current` events, the replay and the buffered live events, then makes the
+    /// subscription live. A failed read ends the subscription and answers `unavailable`.
+    func finishCatchUp(_ catchUp: CatchUp, for subscription: Subscription, buffered: [RemoteEvent],
+                       result: ClusterValue) {
+        subscription.isReplaying = false
+        index.invalidateTargets()
+        let session = subscription.session
+        guard let parts = result.elements, parts.count == 4, let seq = parts[0].int else {
+            if subscription.isActive { end(subscription) }
+            return failUnavailable(session, result)
+        }
+        var covered: [[UInt8]: Int] = [:]
+        var recovered = false
+        if let since = catchUp.since {
+            let oldest = parts[1].int ?? 0
+            recovered = since == seq || (since < seq && oldest > 0 && oldest <= since + 1)
+            covered[subscription.pattern] = seq
+        }
+        answer(session, .sub) { out in
+            out.appendRaw(#","sub":"#)
+            out.append(contentsOf: subscription.quotedName)
+            out.appendRaw(#","ch":"#)
+            out.appendJSONString(subscription.pattern)
+            if catchUp.since != nil { out.appendRaw(recovered ? #","recovered":true"# : #","recovered":false"#) }
+        }
+        sendClusterCurrent(parts[2].elements ?? [], to: subscription, covered: &covered)
+        for entry in parts[3].elements ?? [] {
+            guard let event = Self.remoteEvent(entry) else { continue }
+            let (middle, tail) = event.frameParts
+            _ = deliverExtra(to: subscription, on: channel(named: event.channel), middle[...], replay: true, tail[...])
+        }
+        for event in buffered where event.seq > covered[event.channel, default: 0] {
+            let channel = channel(named: event.channel)
+            guard accepts(subscription, from: event.from, on: channel) else { continue }
+            let (middle, tail) = event.frameParts
+            _ = deliverExtra(to: subscription, on: channel, middle[...], replay: false, tail[...])
+        }
+    }
+
+    /// `kind:"current"` events from the script's `{name, rev, value, seq}` entries.
+    private func sendClusterCurrent(_ entries: [ClusterValue], to subscription: Subscription,
+                                    covered: inout [[UInt8]: Int]) {
+        for entry in entries {
+            guard let fields = entry.elements, fields.count == 4, let name = fields[0].bytes,
+                  let rev = fields[1].int, let value = fields[2].bytes else { continue }
+            covered[name] = Swift.max(covered[name] ?? 0, fields[3].int ?? 0)
+            var middle: [UInt8] = []
+            middle.appendRaw(#","kind":"current","rev":"#)
+            middle.appendInt(rev)
+            var tail: [UInt8] = []
+            tail.appendRaw(#","value":"#)
+            tail.append(contentsOf: value)
+            tail.appendRaw("}\n")
+            _ = deliverExtra(to: subscription, on: channel(named: name), middle[...], replay: false, tail[...])
+        }
+    }
+
+    /// A history entry as the engine passes it: `{seq, from, channel, data|nil, middle|nil,
+    /// tail}`.
+    static func remoteEvent(_ entry: ClusterValue) -> RemoteEvent? {
+        guard let fields = entry.elements, fields.count == 6, let seq = fields[0].int, let from = fields[1].int,
+              let channel = fields[2].bytes else { return nil }
+        return RemoteEvent(seq: seq, from: from, channel: channel, data: fields[3].bytes, middle: fields[4].bytes,
+                           tail: fields[5].bytes ?? [])
+    }
+
+    /// The form `remoteEvent` reads, for the engine.
+    public static func catchUpEntry(_ event: RemoteEvent) -> ClusterValue {
+        .array([.int(event.seq), .int(event.from), .bytes(event.channel), event.data.map { .bytes($0) } ?? .null,
+                event.middle.map { .bytes($0) } ?? .null, .bytes(event.tail)])
+    }
+}

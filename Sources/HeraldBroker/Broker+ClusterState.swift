@@ -1,0 +1,182 @@
+import HeraldWire
+
+/// Cluster mode's retained values and lists (docs/cluster.md, "Retained values and lists"):
+/// the state lives in Redis and each op is one `state` script call, atomic there, so `rev`
+/// and `if_rev` are exact whichever node the writers are on. The broker checks what it can
+/// alone (fields, permissions, `max_value_bytes` of what was sent), parks the session (its
+/// further lines wait, so answers keep the order of requests), and answers when the
+/// script returned. The change event comes back through Redis like a `pub`.
+extension Broker {
+    /// A state op in cluster mode: checked here, run by the `state` script.
+    func clusterStateOp(_ op: Op, _ cluster: ClusterState, for session: Session) throws(HeraldError) {
+        let name = try stateChannel(mutating: op != .get, for: session)
+        var value: [UInt8] = []
+        var index = 0
+        var remove = 0
+        var isList = false
+        var elements: [[UInt8]] = []
+        switch op {
+        case .set:
+            guard let raw = scanner.raw(.value) else { throw HeraldError(.missingField, "missing field 'value'") }
+            try checkValueSize(raw.count)
+            value = Array(raw)
+            if scanner[.value]?.kind == .array {
+                isList = true
+                elements = JSONArrayElements.elements(of: raw) ?? []
+            }
+        case .append, .assign:
+            guard let raw = scanner.raw(.value) else { throw HeraldError(.missingField, "missing field 'value'") }
+            try checkValueSize(raw.count)
+            value = Array(raw)
+            if op == .assign { index = try clusterIndex() }
+        case .splice:
+            index = try clusterIndex()
+            remove = try scanner.int(.remove) ?? 0
+            guard remove >= 0 else { throw HeraldError(.badField, "field 'remove' must be 0 or more") }
+            value = Array("[]".utf8)
+            if let kind = scanner[.insert]?.kind, kind != .null {
+                guard kind == .array, let raw = scanner.raw(.insert), let parsed = JSONArrayElements.elements(of: raw) else {
+                    throw HeraldError(.badField, "field 'insert' must be an array")
+                }
+                try checkValueSize(raw.count)
+                value = Array(raw)
+                elements = parsed
+            }
+            isList = true
+        default:
+            break
+        }
+        var ifRev: [UInt8] = []
+        if op != .get && op != .touch, let wanted = try scanner.int(.ifRev) {
+            guard wanted >= 0 else { throw HeraldError(.badField, "field 'if_rev' must be 0 or more") }
+            ifRev.appendInt(wanted)
+        }
+        let limits = config.stateLimits
+        var arguments: [[UInt8]] = [Array(op.rawValue.utf8), name, Array(String(session.id).utf8), ifRev,
+                                    Array((String(config.history) + " " + String(config.historyBytes)).utf8),
+                                    Array(String(limits.maxValueBytes).utf8),
+                                    Array(String(limits.maxListLength).utf8), Array(String(limits.maxRetainedBytes).utf8),
+                                    Array((session.user?.name ?? "").utf8),
+                                    Array((session.user.map { String($0.limits.retainedBytes) } ?? "").utf8),
+                                    value, Array(String(index).utf8), Array(String(remove).utf8),
+                                    Array((isList ? "1" : "0").utf8)]
+        arguments += elements
+        park(session, on: cluster, .state, channel: op == .get ? nil : name, arguments: arguments, op: op)
+    }
+
+    /// Parks `session` behind a script call for the request being handled.
+    func park(_ session: Session, on cluster: ClusterState, _ script: ClusterState.ScriptCall.Script,
+              channel: [UInt8]?, arguments: [[UInt8]], op: Op, subscription: Subscription? = nil,
+              catchUp: CatchUp? = nil) {
+        let waiting = ClusterState.Waiting(session: session, op: op, opRaw: current.opRaw.map { Array($0) },
+                                           rid: current.ridRaw.map { Array($0) }, subscription: subscription,
+                                           catchUp: catchUp)
+        _ = cluster.call(script, channel: channel, arguments: arguments, waiting: waiting)
+        session.awaitsCluster = true
+    }
+
+    /// A script call came back: answers the parked request.
+    /// - Returns: the session to resume (its held lines are framed again), or nil when it
+    ///   is gone.
+    public func clusterCallAnswered(token: Int, result: ClusterValue) -> Session? {
+        guard let cluster, let waiting = cluster.waiting.removeValue(forKey: token) else { return nil }
+        let session = waiting.session
+        session.awaitsCluster = false
+        let buffered = waiting.subscription.map { cluster.endCatchUp($0) } ?? []
+        guard sessions[session.id] === session, !session.closeAfterFlush else { return nil }
+        withStoredRequest(waiting) {
+            if let catchUp = waiting.catchUp, let subscription = waiting.subscription {
+                finishCatchUp(catchUp, for: subscription, buffered: buffered, result: result)
+            } else {
+                answerState(waiting.op, session, result: result)
+            }
+        }
+        flushSystemEvents()
+        return session
+    }
+
+    /// Runs `body` with `current` pointing at the stored `op` and `rid`, so the usual
+    /// answer and error writers echo them.
+    private func withStoredRequest(_ waiting: ClusterState.Waiting, _ body: () -> Void) {
+        let op = waiting.opRaw ?? []
+        let rid = waiting.rid ?? []
+        op.withUnsafeBytes { opBytes in
+            rid.withUnsafeBytes { ridBytes in
+                current = RequestContext()
+                current.opRaw = waiting.opRaw == nil ? nil : opBytes
+                current.ridRaw = waiting.rid == nil ? nil : ridBytes
+                body()
+                current = RequestContext()
+            }
+        }
+    }
+
+    /// The `state` script's answer: `{0, rev, seq[, index]}`, `{0, rev, value, ch}` for `get`,
+    /// or `{1, code, message, rev}`.
+    private func answerState(_ op: Op, _ session: Session, result: ClusterValue) {
+        guard let parts = result.elements, parts.count >= 3, let status = parts[0].int else {
+            return failUnavailable(session, result)
+        }
+        if status != 0 {
+            let code = parts[1].bytes.map { String(decoding: $0, as: UTF8.self) } ?? "internal"
+            let message = parts[2].bytes.map { String(decoding: $0, as: UTF8.self) } ?? ""
+            return writeError(session, code: code, message: message, rev: parts.count > 3 ? parts[3].int : nil)
+        }
+        let rev = parts[1].int ?? 0
+        if op == .get {
+            let name = parts.count > 3 ? parts[3].bytes ?? [] : []
+            answer(session, .get) { out in
+                if !name.isEmpty {
+                    out.appendRaw(#","ch":"#)
+                    out.appendJSONString(name)
+                }
+                out.appendRaw(#","rev":"#)
+                out.appendInt(rev)
+                out.appendRaw(#","value":"#)
+                out.append(contentsOf: parts[2].bytes ?? Array("null".utf8))
+            }
+            return
+        }
+        let index = op == .append && parts.count > 3 ? parts[3].int : nil
+        acknowledgeRev(session, op, rev: rev, position: 0, index: index)
+    }
+
+    /// Redis could not run the script (gone, or an error): `unavailable`.
+    func failUnavailable(_ session: Session, _ result: ClusterValue) {
+        var reason = "unexpected reply from Redis"
+        if case .failure(let text) = result { reason = text }
+        writeError(session, code: "unavailable", message: "cluster: " + reason, rev: nil)
+    }
+
+    /// `{"error":CODE,"message":M,"op":…,"rid":…[,"rev":R]}`.
+    private func writeError(_ session: Session, code: String, message: String, rev: Int?) {
+        write(session) { out in
+            out.appendRaw(#"{"error":"#)
+            out.appendJSONString(Array(code.utf8))
+            out.appendRaw(#","message":"#)
+            out.appendJSONString(Array(message.utf8))
+            if let op = current.opRaw {
+                out.appendRaw(#","op":"#)
+                out.appendRaw(op)
+            }
+            appendRID(&out)
+            if let rev {
+                out.appendRaw(#","rev":"#)
+                out.appendInt(rev)
+            }
+            out.appendRaw("}\n")
+        }
+    }
+
+    private func checkValueSize(_ count: Int) throws(HeraldError) {
+        let limit = config.stateLimits.maxValueBytes
+        guard count > limit else { return }
+        throw HeraldError(.limit, "value would be " + String(count) + " bytes, above max_value_bytes (" + String(limit) + ")")
+    }
+
+    private func clusterIndex() throws(HeraldError) -> Int {
+        guard let index = try scanner.int(.index) else { throw HeraldError(.missingField, "missing field 'index'") }
+        guard index >= 0 else { throw HeraldError(.range, "index must be 0 or more, got " + String(index)) }
+        return index
+    }
+}

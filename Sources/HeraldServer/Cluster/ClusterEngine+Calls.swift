@@ -1,0 +1,72 @@
+import HeraldBroker
+
+/// The script calls parked requests wait for (state ops, `sub` catch-ups): one `EVALSHA`
+/// each, on the command link in the order the broker queued them among the events, and the
+/// answer handed back to the broker, after which the parked connection reads on.
+extension ClusterEngine {
+    /// Every script the engine loads, by the name `scripts` keeps its SHA under.
+    static let scriptSources: [(String, String)] = [
+        ("publish", ClusterScripts.publish), ("interest", ClusterScripts.interest),
+        ("snapshot", ClusterScripts.snapshot), ("state", ClusterStateScripts.state),
+        ("catchUp", ClusterStateScripts.catchUp), ("groupInterest", ClusterGroupScripts.groupInterest),
+    ]
+
+    /// Sends one call, or keeps it until its interest ticket was released.
+    func sendCall(_ call: ClusterState.ScriptCall) {
+        if call.afterTicket > releasedTicket {
+            deferredCalls.append(call)
+            return
+        }
+        // State changes reach nodes holding only queue-group members too (they fan out there
+        // as on one node: the state script picks no group slots).
+        let targets = call.channel.map { table.nodes(for: $0, includingGroups: true).map(String.init).joined(separator: ",") } ?? ""
+        var arguments: [[UInt8]] = [Array("EVALSHA".utf8), scripts[call.script.rawValue] ?? [], Array("0".utf8),
+                                    Array(prefix.utf8), Array(targets.utf8)]
+        arguments += call.arguments
+        let sent = commands.send(arguments) { [unowned self] reply in answered(call, reply) }
+        if !sent { answered(call, .disconnected) }
+    }
+
+    /// Sends the deferred calls whose ticket is now released, in order.
+    func sendDeferredCalls() {
+        guard deferredCalls.contains(where: { $0.afterTicket <= releasedTicket }) else { return }
+        let ready = deferredCalls.filter { $0.afterTicket <= releasedTicket }
+        deferredCalls.removeAll { $0.afterTicket <= releasedTicket }
+        for call in ready { sendCall(call) }
+    }
+
+    /// Hands a call's reply to the broker and lets the parked connection read on.
+    func answered(_ call: ClusterState.ScriptCall, _ reply: RedisReply) {
+        if case .error(let text) = reply, text.hasPrefix("NOSCRIPT") {
+            server.logger.warn("cluster: script missing in Redis; answered unavailable", ["script": call.script.rawValue])
+        }
+        let result = call.script == .catchUp ? Self.catchUpValue(reply) : Self.value(reply)
+        let session = server.shared.withLock { broker in broker.clusterCallAnswered(token: call.token, result: result) }
+        if let session { server.resumeHeldLines(of: session.id) }
+    }
+
+    /// A reply as the broker reads it.
+    static func value(_ reply: RedisReply) -> ClusterValue {
+        switch reply {
+        case .string(let bytes): return .bytes(bytes)
+        case .status(let text): return .bytes(Array(text.utf8))
+        case .integer(let value): return .int(value)
+        case .array(let items): return .array(items.map(value))
+        case .null: return .null
+        case .error, .disconnected: return .failure(reply.failure ?? "error")
+        }
+    }
+
+    /// The catch-up reply with its history records decoded (`Broker.catchUpEntry`).
+    static func catchUpValue(_ reply: RedisReply) -> ClusterValue {
+        guard var parts = reply.elements, parts.count == 4 else { return value(reply) }
+        let history = (parts[3].elements ?? []).compactMap { entry -> ClusterValue? in
+            guard let bytes = entry.bytes, let record = ClusterRecord.decode(bytes)?.first else { return nil }
+            return Broker.catchUpEntry(record.event)
+        }
+        parts[3] = .null
+        var converted = parts.map(value)
+        converted[3] = .array(history)
+        return .array(converted)
+    }
+}

@@ -1,0 +1,297 @@
+/// The Lua scripts of cluster mode's retained state and catch-up (docs/cluster.md,
+/// "Retained values and lists" and "`seq`, history, `since`"), each atomic inside Redis.
+///
+/// Keys (prefix `{p}`): `{p}s:CH` hash (`rev`, `k` = `v` value / `l` list / `t` tombstone,
+/// `v` the value, `c` content bytes, `is` the list items' bytes, `u` the user holding it),
+/// `{p}l:CH` list items, `{p}sk` sorted set of channels holding content (for `current` on a
+/// pattern), `{p}rb` retained bytes of the data set, `{p}ub:USER` a user's retained bytes.
+enum ClusterStateScripts {
+    /// The history every event script shares, defined first in each (`p`, the prefix, and
+    /// `histcfg`, `HISTORY HISTORY_BYTES` from one ARGV, must be set before it).
+    ///
+    /// `record(ch, seq, rec)` appends the event to the channel's stream `{p}h:CH` (id
+    /// `SEQ-0`) and to the data set's age index `{p}hi` (a sorted set, member
+    /// `BYTES SEQ CH`, score from the counter `{p}hn`), adds its bytes (record + 40, as on
+    /// one node) to `{p}hb`, then evicts: the channel's oldest while it holds more than
+    /// `history` events, and the data set's oldest (any channel) while `{p}hb` is above
+    /// `history_bytes`. Each eviction is O(log n), so one event costs O(log n) plus what it
+    /// evicts, and Redis never holds more history than the two limits allow.
+    static let history = """
+    local hist, hbytes = string.match(histcfg, '^(%d+) (%d+)$')
+    hist, hbytes = tonumber(hist), tonumber(hbytes)
+    local function record(ch, seq, rec)
+      if hist <= 0 then return end
+      local hk = p .. 'h:' .. ch
+      local size = #rec + 40
+      -- An id at or below the stream's last (a data set restored from an older copy) is
+      -- refused by Redis: the event is then not kept, as with history 0.
+      local added = redis.pcall('XADD', hk, seq .. '-0', 'r', rec)
+      if type(added) == 'table' and added.err then return end
+      redis.call('ZADD', p .. 'hi', redis.call('INCR', p .. 'hn'), size .. ' ' .. seq .. ' ' .. ch)
+      local total = redis.call('INCRBY', p .. 'hb', size)
+      while redis.call('XLEN', hk) > hist do
+        local old = redis.call('XRANGE', hk, '-', '+', 'COUNT', 1)[1]
+        local osize = #old[2][2] + 40
+        redis.call('XDEL', hk, old[1])
+        redis.call('ZREM', p .. 'hi', osize .. ' ' .. string.match(old[1], '^(%d+)') .. ' ' .. ch)
+        total = redis.call('DECRBY', p .. 'hb', osize)
+      end
+      while total > hbytes do
+        local popped = redis.call('ZPOPMIN', p .. 'hi')
+        if #popped == 0 then break end
+        local osize, oseq, och = string.match(popped[1], '^(%d+) (%d+) (.*)$')
+        redis.call('XDEL', p .. 'h:' .. och, oseq .. '-0')
+        total = redis.call('DECRBY', p .. 'hb', tonumber(osize))
+      end
+    end
+
+    """
+
+    /// One state op. ARGV: prefix, targets (comma-separated node indexes), op, channel, from,
+    /// if_rev ('' none), `HISTORY HISTORY_BYTES`, max_value_bytes, max_list_length, max_retained_bytes, user
+    /// ('' none), the user's retained_bytes ('' none), value (set/append/assign; splice: the
+    /// raw `insert`), index, remove, is-list ('1'), then the elements (set of an array,
+    /// splice's insert).
+    ///
+    /// Checks in the single node's order (type, range, `if_rev`, limits), then writes, bumps
+    /// `rev`, gives the change event the channel's next `seq` (the counter `pub` uses),
+    /// appends it to history and publishes it to the target nodes. Returns `{0, rev, seq
+    /// [, index]}` (seq 0: no change, no event), `{0, rev, value, ch}` for `get`, or
+    /// `{1, code, message, rev}`.
+    static let state = "local p, histcfg = ARGV[1], ARGV[7]\n" + history + """
+    local targets, op, ch = ARGV[2], ARGV[3], ARGV[4]
+    local from, ifrev = ARGV[5], ARGV[6]
+    local maxvalue = tonumber(ARGV[8])
+    local maxlen, maxret = tonumber(ARGV[9]), tonumber(ARGV[10])
+    local user, ulimit = ARGV[11], tonumber(ARGV[12])
+    local value, index, remove = ARGV[13], tonumber(ARGV[14]), tonumber(ARGV[15])
+    local islist = ARGV[16] == '1'
+    local sk, lk = p .. 's:' .. ch, p .. 'l:' .. ch
+    local st = redis.call('HMGET', sk, 'rev', 'k', 'c', 'is', 'u')
+    local rev = tonumber(st[1] or '0')
+    local kind = st[2] or ''
+    local content = tonumber(st[3] or '0')
+    local isum = tonumber(st[4] or '0')
+    local holder = st[5] or ''
+    local has = kind == 'v' or kind == 'l'
+    local count = 0
+    if kind == 'l' then count = redis.call('LLEN', lk) else isum = 0 end
+    local function listbytes(sum, n)
+      if n == 0 then return 2 end
+      return 2 + sum + n - 1
+    end
+    local function contentvalue()
+      if kind == 'v' then return redis.call('HGET', sk, 'v') end
+      if kind == 'l' then return '[' .. table.concat(redis.call('LRANGE', lk, 0, -1), ',') .. ']' end
+      return 'null'
+    end
+    local function pushall(key, items, first)
+      for i = first, #items, 1000 do
+        redis.call('RPUSH', key, unpack(items, i, math.min(i + 999, #items)))
+      end
+    end
+    if op == 'get' then return {0, rev, contentvalue(), ch} end
+    if op == 'touch' and not has then return {1, 'not_found', 'channel holds no value or list to touch', rev} end
+    if (op == 'append' or op == 'assign' or op == 'splice') and kind == 'v' then
+      return {1, 'type', "channel holds a value, not a list; 'set' an array to make it a list", rev}
+    end
+    if op == 'assign' and index >= count then
+      return {1, 'range', 'index ' .. index .. ' is outside the list (length ' .. count .. ')', rev}
+    end
+    if op == 'splice' and (index > count or remove > count - index) then
+      return {1, 'range', 'index ' .. index .. ' with remove ' .. remove .. ' is outside the list (length ' .. count .. ')', rev}
+    end
+    if ifrev ~= '' and tonumber(ifrev) ~= rev then
+      return {1, 'conflict', 'if_rev ' .. ifrev .. " does not match the channel's rev " .. rev, rev}
+    end
+    if op == 'del' and not has then return {0, rev, 0} end
+    local elements = {}
+    for i = 17, #ARGV do elements[#elements + 1] = ARGV[i] end
+    local nkind, ncontent, nsum, ncount = kind, content, isum, count
+    if op == 'set' then
+      if islist then
+        nkind, nsum, ncount = 'l', 0, #elements
+        for _, e in ipairs(elements) do nsum = nsum + #e end
+        ncontent = listbytes(nsum, ncount)
+      else
+        nkind, ncontent, nsum, ncount = 'v', #value, 0, 0
+      end
+    elseif op == 'append' then
+      nkind, nsum, ncount = 'l', isum + #value, count + 1
+      ncontent = listbytes(nsum, ncount)
+    elseif op == 'assign' then
+      nsum = isum - #redis.call('LINDEX', lk, index) + #value
+      ncontent = listbytes(nsum, ncount)
+    elseif op == 'splice' then
+      local gone, added = 0, 0
+      if remove > 0 then
+        for _, e in ipairs(redis.call('LRANGE', lk, index, index + remove - 1)) do gone = gone + #e end
+      end
+      for _, e in ipairs(elements) do added = added + #e end
+      nkind, nsum, ncount = 'l', isum - gone + added, count - remove + #elements
+      ncontent = listbytes(nsum, ncount)
+    elseif op == 'del' then
+      nkind, ncontent, nsum, ncount = 't', 0, 0, 0
+    end
+    local before = 0
+    if has then before = #ch + content end
+    local after = 0
+    if nkind == 'v' or nkind == 'l' then after = #ch + ncontent end
+    if op ~= 'touch' and op ~= 'del' then
+      if ncontent > maxvalue then
+        return {1, 'limit', 'value would be ' .. ncontent .. ' bytes, above max_value_bytes (' .. maxvalue .. ')', rev}
+      end
+      if nkind == 'l' and ncount > maxlen then
+        return {1, 'limit', 'list would have ' .. ncount .. ' elements, above max_list_length (' .. maxlen .. ')', rev}
+      end
+      local growth = after - before
+      if growth > 0 and tonumber(redis.call('GET', p .. 'rb') or '0') + growth > maxret then
+        return {1, 'limit', 'retained state would pass max_retained_bytes (' .. maxret .. ' bytes)', rev}
+      end
+      if user ~= '' and ulimit then
+        local charge = tonumber(redis.call('GET', p .. 'ub:' .. user) or '0')
+        local mine = 0
+        if holder == user then mine = before end
+        if after > mine and charge - mine + after > ulimit then
+          return {1, 'limit', 'user "' .. user .. '" would hold more than its ' .. ulimit ..
+            ' bytes of retained state (user_limits.retained_bytes)', rev}
+        end
+      end
+    end
+    local nrev = rev
+    local tail = ''
+    if op == 'touch' then tail = ',"value":' .. contentvalue() end
+    if op ~= 'touch' then
+      nrev = rev + 1
+      if after ~= before then redis.call('INCRBY', p .. 'rb', after - before) end
+      if holder ~= '' and before > 0 then redis.call('DECRBY', p .. 'ub:' .. holder, before) end
+      local nholder = ''
+      if user ~= '' and after > 0 then
+        nholder = user
+        redis.call('INCRBY', p .. 'ub:' .. user, after)
+      end
+      if op == 'set' then
+        redis.call('DEL', lk)
+        if islist then
+          pushall(lk, elements, 1)
+          redis.call('HDEL', sk, 'v')
+        else
+          redis.call('HSET', sk, 'v', value)
+        end
+      elseif op == 'append' then
+        redis.call('RPUSH', lk, value)
+      elseif op == 'assign' then
+        redis.call('LSET', lk, index, value)
+      elseif op == 'splice' then
+        local rest = redis.call('LRANGE', lk, index + remove, -1)
+        if index == 0 then redis.call('DEL', lk) else redis.call('LTRIM', lk, 0, index - 1) end
+        pushall(lk, elements, 1)
+        pushall(lk, rest, 1)
+      elseif op == 'del' then
+        redis.call('DEL', lk)
+        redis.call('HDEL', sk, 'v')
+      end
+      redis.call('HSET', sk, 'rev', nrev, 'k', nkind, 'c', ncontent, 'is', nsum, 'u', nholder)
+      if after > 0 then redis.call('ZADD', p .. 'sk', 0, ch) else redis.call('ZREM', p .. 'sk', ch) end
+    end
+    local meta = p .. 'm:' .. ch
+    local seq = redis.call('HINCRBY', meta, 'seq', 1)
+    if seq == 1 then redis.call('HSET', meta, 'epoch', redis.call('GET', p .. 'epoch') or '') end
+    local mid
+    if op == 'set' then
+      mid, tail = ',"kind":"set","rev":' .. nrev, ',"value":' .. value
+    elseif op == 'append' then
+      mid, tail = ',"kind":"index","rev":' .. nrev .. ',"index":' .. count, ',"value":' .. value
+    elseif op == 'assign' then
+      mid, tail = ',"kind":"index","rev":' .. nrev .. ',"index":' .. index, ',"value":' .. value
+    elseif op == 'splice' then
+      mid, tail = ',"kind":"splice","rev":' .. nrev .. ',"index":' .. index .. ',"remove":' .. remove, ',"insert":' .. value
+    elseif op == 'del' then
+      mid = ',"kind":"del","rev":' .. nrev
+    else
+      mid = ',"kind":"touch","rev":' .. nrev
+    end
+    local rec = from .. ' ' .. #ch .. ' ' .. #mid .. ' ' .. #tail .. '\\n' .. ch .. mid .. tail
+    record(ch, seq, rec)
+    if targets ~= '' then
+      for node in string.gmatch(targets, '[^,]+') do redis.call('PUBLISH', p .. 'n:' .. node, seq .. ' ' .. rec) end
+    end
+    if op == 'append' then return {0, nrev, seq, count} end
+    return {0, nrev, seq}
+    """
+
+    /// What a `sub` with `current` or `since` needs. ARGV: prefix, targets (unused), pattern,
+    /// is-wildcard ('1'), current ('1'), since ('' none), the most history entries and bytes
+    /// to replay. Returns `{seq, oldest, currents, history}`: for `since`, the channel's `seq`
+    /// and the oldest `seq` its history holds (0: none, or the replay did not fit the bounds,
+    /// so `recovered` is false), and the newest history after `since` within the bounds as
+    /// `SEQ RECORD` strings, oldest first; for `current`, `{name, rev, value, seq}` of every matching
+    /// channel holding content, by name (a pattern reads the names under its literal prefix).
+    static let catchUp = """
+    local p, pattern = ARGV[1], ARGV[3]
+    local wild, cur, since, maxcount = ARGV[4] == '1', ARGV[5] == '1', ARGV[6], tonumber(ARGV[7])
+    local maxbytes = tonumber(ARGV[8])
+    local function split(s)
+      local t = {}
+      for token in string.gmatch(s, '[^.]+') do t[#t + 1] = token end
+      return t
+    end
+    local pt = split(pattern)
+    local function matches(name)
+      local nt = split(name)
+      for i, token in ipairs(pt) do
+        if token == '>' then return #nt >= i end
+        if nt[i] == nil then return false end
+        if token ~= '*' and token ~= nt[i] then return false end
+      end
+      return #nt == #pt
+    end
+    local currents = {}
+    if cur then
+      local names = { pattern }
+      if wild then
+        local prefix = ''
+        for _, token in ipairs(pt) do
+          if token == '*' or token == '>' then break end
+          prefix = prefix .. token .. '.'
+        end
+        local lo, hi = '-', '+'
+        if prefix ~= '' then lo, hi = '[' .. prefix, '[' .. prefix .. '\\255' end
+        names = redis.call('ZRANGEBYLEX', p .. 'sk', lo, hi)
+      end
+      for _, name in ipairs(names) do
+        if (not wild) or matches(name) then
+          local st = redis.call('HMGET', p .. 's:' .. name, 'rev', 'k', 'v')
+          if st[2] == 'v' or st[2] == 'l' then
+            local value = st[3]
+            if st[2] == 'l' then value = '[' .. table.concat(redis.call('LRANGE', p .. 'l:' .. name, 0, -1), ',') .. ']' end
+            local chseq = tonumber(redis.call('HGET', p .. 'm:' .. name, 'seq') or '0')
+            currents[#currents + 1] = { name, tonumber(st[1]), value, chseq }
+          end
+        end
+      end
+    end
+    local seq, oldest, recs = 0, 0, {}
+    if since ~= '' then
+      local hk = p .. 'h:' .. pattern
+      seq = tonumber(redis.call('HGET', p .. 'm:' .. pattern, 'seq') or '0')
+      local first = redis.call('XRANGE', hk, '-', '+', 'COUNT', 1)
+      if #first > 0 then oldest = tonumber(string.match(first[1][1], '^(%d+)')) end
+      local s = tonumber(since)
+      if s < seq then
+        -- Newest first, so a replay that does not fit keeps the latest events.
+        local bytes, newest = 0, {}
+        for _, e in ipairs(redis.call('XREVRANGE', hk, '+', (s + 1) .. '-0', 'COUNT', maxcount + 1)) do
+          bytes = bytes + #e[2][2]
+          if #newest == maxcount or bytes > maxbytes then
+            oldest = 0
+            break
+          end
+          newest[#newest + 1] = string.match(e[1], '^(%d+)') .. ' ' .. e[2][2]
+        end
+        for i = #newest, 1, -1 do recs[#recs + 1] = newest[i] end
+      end
+    end
+    return { seq, oldest, currents, recs }
+    """
+}
