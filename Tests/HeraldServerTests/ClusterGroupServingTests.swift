@@ -7,10 +7,10 @@ import Testing
 /// member of each matching group, round robin over the whole cluster's members.
 @Suite(.enabled(if: TestRedis.isAvailable, "needs Debian's redis-server"), .serialized)
 struct ClusterGroupServingTests {
-    private func cluster(_ redis: TestRedis, nodes: Int = 3) throws -> [DaemonProcess] {
+    private func cluster(_ redis: TestRedis, nodes: Int = 3, workers: Int = 1) throws -> [DaemonProcess] {
         try (0..<nodes).map { index in
             try DaemonProcess(config: #"cluster: { redis: "redis://127.0.0.1:\#(redis.port)", node: "n\#(index)" },"#,
-                              arguments: ["--workers", "1"])
+                              arguments: ["--workers", String(workers)])
         }
     }
 
@@ -32,9 +32,10 @@ struct ClusterGroupServingTests {
         for _ in range { #expect(try publisher.frame()["ok"] as? String == "pub") }
     }
 
-    @Test func oneMemberPerEventRoundRobinOverMembersOnThreeNodes() throws {
+    @Test(arguments: [1, 2])
+    func oneMemberPerEventRoundRobinOverMembersOnThreeNodes(workers: Int) throws {
         let redis = try TestRedis()
-        let nodes = try cluster(redis)
+        let nodes = try cluster(redis, workers: workers)
         let members = try nodes.map { try $0.client() }
         for (position, member) in members.enumerated() {
             try subscribe(member, #""ch":"jobs.*","group":"workers","sub":"w\#(position)""#)

@@ -6,10 +6,10 @@ import Testing
 /// redis-server, three real heraldd nodes, requesters and responders on different nodes.
 @Suite(.enabled(if: TestRedis.isAvailable, "needs Debian's redis-server"), .serialized)
 struct ClusterRequestServingTests {
-    private func cluster(_ redis: TestRedis, nodes: Int = 3, extra: String = "") throws -> [DaemonProcess] {
+    private func cluster(_ redis: TestRedis, nodes: Int = 3, extra: String = "", workers: Int = 1) throws -> [DaemonProcess] {
         try (0..<nodes).map { index in
             try DaemonProcess(config: #"cluster: { redis: "redis://127.0.0.1:\#(redis.port)", node: "n\#(index)" },"# + extra,
-                              arguments: ["--workers", "1"])
+                              arguments: ["--workers", String(workers)])
         }
     }
 
@@ -25,9 +25,10 @@ struct ClusterRequestServingTests {
         return (client, info?["client"] as? String ?? "")
     }
 
-    @Test func aRequestOnOneNodeIsAnsweredByAResponderOnAnother() throws {
+    @Test(arguments: [1, 2])
+    func aRequestOnOneNodeIsAnsweredByAResponderOnAnother(workers: Int) throws {
         let redis = try TestRedis()
-        let nodes = try cluster(redis)
+        let nodes = try cluster(redis, workers: workers)
         let (responder, responderID) = try connect(nodes[1])
         try subscribe(responder, #""ch":"math.double","sub":"m""#)
         let requester = try nodes[0].client()
