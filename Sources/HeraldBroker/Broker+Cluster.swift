@@ -47,7 +47,8 @@ extension Broker {
     }
 
     /// An event from Redis (published on this node or another): fans out to this node's
-    /// subscribers with the cluster's `seq`.
+    /// subscribers outside queue groups with the cluster's `seq` (`deliverRemote(…routing:…)`
+    /// says which groups and whether it is a request).
     /// - Returns: how many subscriptions here received it.
     @discardableResult
     public func deliverRemote(channel name: [UInt8], seq: Int, from publisher: ConnectionID,
@@ -81,7 +82,10 @@ extension Broker {
         channel.seq = max(channel.seq, seq)
         buildSharedParts(seq: seq, quotedFrom: quotedRemote(publisher), data: data)
         stats.msgsIn += 1
-        return fanOut(on: channel, publisherID: publisher)
+        // Plain: this node's queue groups get an event only when the script picked them.
+        let receivers = fanOutCluster(on: channel, publisherID: publisher, plain: true, groups: [])
+        flushSystemEvents()
+        return receivers
     }
 
     /// `"cN"` for a publisher's global id, kept for the next event of the same publisher.
@@ -95,32 +99,13 @@ extension Broker {
         return quoted
     }
 
-    /// An event from Redis, `pub` or state change: buffered for subscriptions still catching
-    /// up, fanned out to the others with the cluster's `seq`.
+    /// An event from Redis, `pub` or state change, routed as a plain event (to this node's
+    /// subscriptions outside queue groups; `deliverRemote(_:routing:now:)` takes the groups
+    /// and a request's token).
     /// - Returns: how many subscriptions here received it.
     @discardableResult
     public func deliverRemote(_ event: RemoteEvent) -> Int {
-        if let cluster, !cluster.catchingUp.isEmpty { bufferForCatchUps(event, cluster) }
-        guard index.matchCount(for: event.channel) > 0 else { return 0 }
-        let channel = channel(named: event.channel)
-        channel.seq = max(channel.seq, event.seq)
-        var quoted: [UInt8] = []
-        var client: [UInt8] = [UInt8(ascii: "c")]
-        client.appendInt(event.from)
-        quoted.appendJSONString(client)
-        if let middle = event.middle {
-            buildSharedParts(seq: event.seq, quotedFrom: quoted, data: nil, middle: middle)
-            // `data: nil` ended the frame with "}\n"; the state payload goes before it.
-            eventShared.drop(last: 2)
-            eventShared.append(event.tail)
-            eventShared.append("}\n")
-        } else if let data = event.data {
-            data.withUnsafeBytes { buildSharedParts(seq: event.seq, quotedFrom: quoted, data: $0) }
-        } else {
-            buildSharedParts(seq: event.seq, quotedFrom: quoted, data: nil)
-        }
-        stats.msgsIn += 1
-        return fanOut(on: channel, publisherID: event.from)
+        deliverRemote(event, routing: ClusterRouting(), now: lastNow)
     }
 
     /// After `index.insert` made `pattern` new here: in cluster mode, tells the other nodes
@@ -145,9 +130,10 @@ extension Broker {
         releaseHeldSessions()
     }
 
-    /// Every pattern this node has a subscriber on, for re-registering its interest after
-    /// the cluster's Redis came back (its sets may be gone).
+    /// Every pattern this node has a subscriber on outside queue groups, for re-registering
+    /// its interest after the cluster's Redis came back (its sets may be gone; groups are
+    /// `localGroupMemberships`).
     public func localInterestPatterns() -> [[UInt8]] {
-        index.allPatterns()
+        index.allPatterns().filter { index.plainCount(withPattern: $0) > 0 }
     }
 }

@@ -107,6 +107,8 @@ extension Broker {
         return receivers
     }
 
+    /// Whether `subscription` may receive an event of `publisher` on `channel` now (active,
+    /// not a handler, `echo`, not closing, not locked).
     func accepts(_ subscription: Subscription, from publisher: ConnectionID, on channel: Channel) -> Bool {
         guard subscription.isActive, !subscription.isHandler else { return false }
         let session = subscription.session
@@ -116,7 +118,7 @@ extension Broker {
 
     /// Appends one event frame to a subscriber's queue, applying `max_pending` and `max`.
     /// - Returns: whether the event was queued.
-    private func deliver(to subscription: Subscription, prefix: UnsafeRawBufferPointer) -> Bool {
+    func deliver(to subscription: Subscription, prefix: UnsafeRawBufferPointer) -> Bool {
         let session = subscription.session
         let isLast = subscription.remaining == 1
         let shared = eventShared.count

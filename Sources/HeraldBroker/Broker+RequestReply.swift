@@ -35,6 +35,7 @@ extension Broker {
             throw HeraldError(.badField, "field 'timeout_ms' must be 1 to " + String(Broker.maxRequestTimeoutMs))
         }
         try admitRequest(from: session)
+        if let cluster { return try clusterRequest(cluster, from: session, now: now, timeoutMs: timeout) }
         let channel = try publishChannel(for: session)
         let token = ReplyToken(random: randomWord)
         channel.seq += 1
@@ -66,6 +67,7 @@ extension Broker {
     /// - Throws: `forbidden` (auth on) when the request was not delivered to this connection
     ///   or its user may not publish on the request's channel; the request stays pending.
     func reply(from session: Session) throws(HeraldError) {
+        if let cluster { return try clusterReply(cluster, from: session) }
         guard scanner.isPresent(.to) else { throw HeraldError(.missingField, "missing field 'to'") }
         let found = try scanner.withString(.to) { bytes throws(HeraldError) in
             ReplyToken(hex: bytes).flatMap { requests.id(for: $0) }
@@ -113,6 +115,7 @@ extension Broker {
     /// After SIGHUP: `session` leaves the recipients of every request on a channel its user
     /// may no longer publish on, so a reply from it is `forbidden` from now on.
     func revokeReplyRights() {
+        revokeDeliveredRequestRights()
         guard requests.count > 0 else { return }
         requests.removeRecipients { request, recipient in
             guard let session = sessions[recipient] else { return true }
@@ -132,6 +135,7 @@ extension Broker {
             case .request: expireRequest(due.id)
             case .signalOffer: expireSignalOffer(due.id, now: now)
             case .auth: expireAuthentication(of: due.id, now: now)
+            case .deliveredRequest: expireDeliveredRequest(due.id)
             }
         }
         flushSystemEvents()

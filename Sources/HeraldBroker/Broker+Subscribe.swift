@@ -34,8 +34,8 @@ extension Broker {
         applyLocks(to: subscription)
         if index.insert(subscription) {
             if !isWildcard { directoryAdd(pattern) }
-            clusterInterestAdded(pattern, for: session)
         }
+        if cluster != nil { clusterSubscribed(subscription) }
         session.account?.subscriptions += 1
         if let cluster, catchUp.current || catchUp.since != nil {
             // Cluster mode reads `current` and history from Redis: the answer comes then.

@@ -63,6 +63,7 @@ extension Broker {
     /// Publishes every queued system event, including those its own fan-outs cause.
     func flushSystemEvents() {
         guard !pendingSystemEvents.isEmpty, !isFlushingSystemEvents else { return }
+        if let cluster { return publishSystemEventsToCluster(cluster) }
         isFlushingSystemEvents = true
         var next = 0
         while next < pendingSystemEvents.count {

@@ -268,8 +268,8 @@ public final class Broker {
         }
         if index.remove(subscription) {
             if !subscription.isWildcard { directoryDrop(subscription.pattern) }
-            clusterInterestRemoved(subscription.pattern)
         }
+        if cluster != nil { clusterUnsubscribed(subscription) }
     }
 }
 

@@ -19,6 +19,16 @@ public final class ClusterState {
         public let data: [UInt8]?
         /// The token of the publisher's receipt (`pub` with a `rid`), or 0.
         public let receipt: Int
+        /// A `req`'s reply token (32 hex digits, the first 8 naming this node), or nil.
+        public var replyToken: [UInt8]? = nil
+        /// A `req`'s `timeout_ms`: how long delivering nodes keep who may reply.
+        public var requestTimeoutMs: Int = 0
+        /// Whether the event goes into the channel's history (`req`s and `$sys` events do
+        /// not, as on one node).
+        public var keepsHistory: Bool = true
+        /// When set, not an event but a message for that node's channel (`data` holds it,
+        /// `ClusterNodeMessage`): a reply on its way to the requester's node, or an answer.
+        public var directNode: Int? = nil
     }
 
     /// A change of this node's interest.
@@ -30,12 +40,24 @@ public final class ClusterState {
         /// The ticket of the barrier a new interest holds answers behind (0 for removals
         /// and for registering again after Redis came back).
         public let ticket: Int
+        /// For a queue group's membership on this node: the group's name (nil: plain
+        /// interest in `pattern`).
+        public var group: [UInt8]? = nil
+        /// For a group: how many members it has on this node now (`added` false: 0).
+        public var members: Int = 0
 
         /// A change of `pattern`.
         public init(pattern: [UInt8], added: Bool, ticket: Int) {
             self.pattern = pattern
             self.added = added
             self.ticket = ticket
+        }
+
+        /// A change of the queue group `group` on `pattern`: `members` on this node now.
+        public init(pattern: [UInt8], group: [UInt8], members: Int, ticket: Int) {
+            self.init(pattern: pattern, added: members > 0, ticket: ticket)
+            self.group = group
+            self.members = members
         }
     }
 
@@ -102,6 +124,8 @@ public final class ClusterState {
     /// Parked requests by token.
     var waiting: [Int: Waiting] = [:]
     private var nextToken = 0
+    /// Requests from any node delivered here with auth on: who may reply (`DeliveredRequests`).
+    var delivered = DeliveredRequests()
 
     /// Cluster mode for the node with this index and name.
     public init(nodeIndex: Int, nodeName: String = "") {
@@ -167,6 +191,23 @@ public final class ClusterState {
 
     func removed(_ pattern: [UInt8]) {
         interest.append(InterestChange(pattern: pattern, added: false, ticket: 0))
+    }
+
+    /// Records a queue group's membership count on this node. The first member to join (a
+    /// group new here) gets a barrier ticket; later counts and leaving members do not.
+    /// - Returns: the ticket the `sub` answer waits for, or 0.
+    func groupChanged(_ pattern: [UInt8], group: [UInt8], members: Int, joined: Bool) -> Int {
+        let ticket = joined && members == 1 ? lastTicket + 1 : 0
+        if ticket > 0 { lastTicket = ticket }
+        // A connection leaving with many members of one group: one count per pass, not one
+        // Redis call per member.
+        if ticket == 0, let last = interest.last, last.ticket == 0, last.members > 0,
+           last.group == group, last.pattern == pattern {
+            interest[interest.count - 1] = InterestChange(pattern: pattern, group: group, members: members, ticket: 0)
+            return 0
+        }
+        interest.append(InterestChange(pattern: pattern, group: group, members: members, ticket: ticket))
+        return ticket
     }
 
     func markDone(upTo ticket: Int) {

@@ -6,6 +6,9 @@ enum DeadlineKind: UInt8, Hashable {
     case signalOffer
     /// A connection that must authenticate by then (`id` is the connection id).
     case auth
+    /// Cluster mode: who may reply to a request delivered here is forgotten (`id` is the
+    /// `DeliveredRequests` entry).
+    case deliveredRequest
 }
 
 /// One scheduled deadline.

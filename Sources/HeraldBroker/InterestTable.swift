@@ -5,6 +5,10 @@ import HeraldWire
 /// want it. Patterns are kept in a `PatternTrie` (wildcards) and a `NameTable` (concrete
 /// channels), so a lookup costs the channel's segments, as the local index does.
 ///
+/// A queue group's membership is an entry `PATTERN GROUP` (a space between: patterns hold
+/// none): `nodes(for:)` leaves groups out, `groups(for:)` lists the groups a channel reaches
+/// (the publish script picks the member node from the counts kept in Redis).
+///
 /// Each (node, pattern) entry remembers the interest version of its last change, so a
 /// snapshot loaded at version V and the change messages around it can be applied in any
 /// order: a change older than what the entry holds is ignored. Entries stay after their
@@ -16,6 +20,8 @@ public final class InterestTable {
     private final class Holders {
         var versions: [Int: Int] = [:]
         var present: Set<Int> = []
+        /// The pattern's queue groups, by name, with the nodes holding members of each.
+        var groups: [[UInt8]: Holders] = [:]
     }
 
     private var concrete = NameTable<Holders>()
@@ -28,21 +34,56 @@ public final class InterestTable {
     /// at interest version `version`. - Returns: false when a newer change was already applied.
     @discardableResult
     public func apply(node: Int, pattern: [UInt8], added: Bool, version: Int) -> Bool {
-        let holders = holders(for: pattern)
+        let holders: Holders
+        if let (plain, group) = Self.groupEntry(pattern) {
+            let owner = self.holders(for: plain)
+            holders = owner.groups[group] ?? Holders()
+            owner.groups[group] = holders
+        } else {
+            holders = self.holders(for: pattern)
+        }
         if let seen = holders.versions[node], seen >= version { return false }
         holders.versions[node] = version
         if added { holders.present.insert(node) } else { holders.present.remove(node) }
         return true
     }
 
-    /// The nodes with a pattern matching the concrete channel `name`, in ascending order.
-    public func nodes(for name: [UInt8]) -> [Int] {
+    /// The nodes with a pattern matching the concrete channel `name`, in ascending order;
+    /// with `includingGroups`, also those holding members of a queue group on such a pattern.
+    public func nodes(for name: [UInt8], includingGroups: Bool = false) -> [Int] {
         var found = Set<Int>()
-        if let holders = concrete[name] { found.formUnion(holders.present) }
+        func collect(_ holders: Holders) {
+            found.formUnion(holders.present)
+            if includingGroups { for members in holders.groups.values { found.formUnion(members.present) } }
+        }
+        if let holders = concrete[name] { collect(holders) }
         wildcards.forEachMatch(of: name) { pattern, holders in
-            if ChannelName.matches(pattern: pattern, channel: name) { found.formUnion(holders.present) }
+            if ChannelName.matches(pattern: pattern, channel: name) { collect(holders) }
         }
         return found.sorted()
+    }
+
+    /// The queue groups (as `PATTERN GROUP` entries, what the publish script takes) on
+    /// patterns matching `name` that some node holds members of.
+    public func groups(for name: [UInt8]) -> [[UInt8]] {
+        var found: [[UInt8]] = []
+        func collect(_ pattern: [UInt8], _ holders: Holders) {
+            for (group, members) in holders.groups where !members.present.isEmpty {
+                found.append(pattern + [32] + group)
+            }
+        }
+        if let holders = concrete[name], !holders.groups.isEmpty { collect(name, holders) }
+        wildcards.forEachMatch(of: name) { pattern, holders in
+            if !holders.groups.isEmpty, ChannelName.matches(pattern: pattern, channel: name) { collect(pattern, holders) }
+        }
+        return found
+    }
+
+    /// Splits a group entry `PATTERN GROUP` (patterns hold no space; a group name may).
+    /// - Returns: nil for a plain pattern.
+    static func groupEntry(_ entry: [UInt8]) -> (pattern: [UInt8], group: [UInt8])? {
+        guard let space = entry.firstIndex(of: 32) else { return nil }
+        return (Array(entry[..<space]), Array(entry[(space + 1)...]))
     }
 
     private func holders(for pattern: [UInt8]) -> Holders {

@@ -62,6 +62,10 @@ struct PendingRequest {
     let rid: [UInt8]?
     /// How long it waits, for the `timeout` message.
     let timeoutMs: Int
+    /// Cluster mode: how many nodes Redis sent it to (nil until the publish script said).
+    var routedNodes: Int? = nil
+    /// Cluster mode: how many of those reported they delivered it to nobody.
+    var unheardNodes = 0
 }
 
 /// Requests in flight, by id (for deadlines), by token (for replies) and by requester (so
@@ -117,6 +121,13 @@ struct PendingRequests {
     /// The request with this id, left in place (a refused reply must not take it out).
     func request(_ id: Int) -> PendingRequest? {
         byID[id]
+    }
+
+    /// Changes a waiting request in place (cluster mode counts its nodes' reports).
+    mutating func update(_ id: Int, _ body: (inout PendingRequest) -> Void) {
+        guard var request = byID[id] else { return }
+        body(&request)
+        byID[id] = request
     }
 
     /// Starts noting the connections a request is delivered to.

@@ -202,6 +202,33 @@ final class SubscriptionIndex {
         return result
     }
 
+    /// How many subscriptions on exactly `pattern` are in no queue group (cluster mode
+    /// registers a pattern's plain interest while this is above 0). Costs the pattern's groups.
+    func plainCount(withPattern pattern: [UInt8]) -> Int {
+        switch entries[pattern] {
+        case .one?: return 1
+        case .many(let entry)?: return entry.subscriptions.count - entry.groups.values.reduce(0) { $0 + $1.members.count }
+        case nil: return 0
+        }
+    }
+
+    /// The queue group `name` on exactly `pattern`, when it has members.
+    func group(withPattern pattern: [UInt8], named name: [UInt8]) -> QueueGroup? {
+        guard case .many(let entry)? = entries[pattern] else { return nil }
+        return entry.groups[name]
+    }
+
+    /// Every queue group with its pattern and member count, in no particular order: what a
+    /// cluster node registers again after Redis lost its interest. Costs the patterns.
+    func allGroups() -> [(pattern: [UInt8], name: [UInt8], members: Int)] {
+        var found: [(pattern: [UInt8], name: [UInt8], members: Int)] = []
+        for pattern in allPatterns() {
+            guard case .many(let entry)? = entries[pattern] else { continue }
+            for (name, group) in entry.groups { found.append((pattern, name, group.members.count)) }
+        }
+        return found
+    }
+
     /// The `Entry` for `pattern`, made (or grown from a single subscription) when needed.
     private func entryFor(_ pattern: [UInt8], isWildcard: Bool) -> Entry {
         let entry: Entry

@@ -152,6 +152,8 @@ final class Worker: @unchecked Sendable {
         var clusterInterest: [ClusterState.InterestChange] = []
         var clusterCalls: [ClusterState.ScriptCall] = []
         var wakeMain = false
+        // Teardown below can queue cluster work (interest, `$sys` events) after the take.
+        var clusterLeftover = false
         shared.withLock { broker in
             // The engine lives on the main loop: another loop only wakes it.
             if let cluster = broker.cluster, cluster.hasWork, !isMain {
@@ -180,6 +182,9 @@ final class Worker: @unchecked Sendable {
                 }
             }
             if !isMain { rearm = server.needsRearm(for: broker.nextDeadline) }
+            if broker.cluster?.hasWork == true {
+                if isMain { clusterLeftover = true } else { wakeMain = true }
+            }
         }
         for connection in ready { connection.writeTaken() }
         if !clusterEvents.isEmpty || !clusterInterest.isEmpty || !clusterCalls.isEmpty {
@@ -187,6 +192,7 @@ final class Worker: @unchecked Sendable {
         }
         hasTeardown = moreTeardown
         if moreTeardown { keepAwake() }
+        if clusterLeftover { keepAwake() }
         if !authEvents.isEmpty { server.log(authEvents) }
         if isMain {
             server.armTicker()

@@ -8,7 +8,7 @@ extension ClusterEngine {
     static let scriptSources: [(String, String)] = [
         ("publish", ClusterScripts.publish), ("interest", ClusterScripts.interest),
         ("snapshot", ClusterScripts.snapshot), ("state", ClusterStateScripts.state),
-        ("catchUp", ClusterStateScripts.catchUp),
+        ("catchUp", ClusterStateScripts.catchUp), ("groupInterest", ClusterGroupScripts.groupInterest),
     ]
 
     /// Sends one call, or keeps it until its interest ticket was released.
@@ -17,7 +17,9 @@ extension ClusterEngine {
             deferredCalls.append(call)
             return
         }
-        let targets = call.channel.map { table.nodes(for: $0).map(String.init).joined(separator: ",") } ?? ""
+        // State changes reach nodes holding only queue-group members too (they fan out there
+        // as on one node: the state script picks no group slots).
+        let targets = call.channel.map { table.nodes(for: $0, includingGroups: true).map(String.init).joined(separator: ",") } ?? ""
         var arguments: [[UInt8]] = [Array("EVALSHA".utf8), scripts[call.script.rawValue] ?? [], Array("0".utf8),
                                     Array(prefix.utf8), Array(targets.utf8)]
         arguments += call.arguments

@@ -111,67 +111,94 @@ final class ClusterEngine {
 
     // MARK: - Publishing
 
-    /// One `publish` call for a run of events, grouped by channel in the order channels
-    /// first appear (each channel's events keep their order; the script handles a group
-    /// with one `HINCRBY` and one history entry).
-    private func publish(_ events: [ClusterState.Event]) {
-        var groupOf: [[UInt8]: Int] = [:]
-        var groups: [(channel: [UInt8], members: [Int], records: [UInt8])] = []
-        for (position, event) in events.enumerated() {
-            // Consecutive events of one channel (the common case) skip the dictionary.
-            let group: Int
-            if let last = groups.indices.last, groups[last].channel == event.channel {
-                group = last
-            } else if let known = groupOf[event.channel] {
-                group = known
+    /// One `publish` call for a run of events. Events are grouped into runs (docs/cluster.md,
+    /// `ClusterRecord`): the events of one channel that share the history flag, in the order
+    /// channels first appear (each channel's events keep their order), so the script does
+    /// one `HINCRBY` and one history entry per run. An event that matches queue groups is a
+    /// run of its own (the script picks a node per group for it).
+    private func publish(_ batch: [ClusterState.Event]) {
+        let events = routeDirect(batch)
+        guard !events.isEmpty else { return }
+        var runOf: [[UInt8]: Int] = [:]
+        var runs: [(first: Int, members: [Int], records: [UInt8])] = []
+        for (position, routed) in events.enumerated() {
+            let event = routed.event
+            let key = event.keepsHistory ? event.channel : event.channel + [0]
+            let run: Int
+            if !routed.groups.isEmpty {
+                run = runs.count
+                runs.append((position, [], []))
+            } else if let last = runs.indices.last, events[runs[last].first].groups.isEmpty,
+                      events[runs[last].first].event.channel == event.channel,
+                      events[runs[last].first].event.keepsHistory == event.keepsHistory {
+                run = last
+            } else if let known = runOf[key] {
+                run = known
             } else {
-                group = groups.count
-                groupOf[event.channel] = group
-                groups.append((event.channel, [], []))
+                run = runs.count
+                runOf[key] = run
+                runs.append((position, [], []))
             }
-            groups[group].members.append(position)
-            ClusterRecord.append(from: event.from, channel: event.channel, data: event.data, to: &groups[group].records)
+            runs[run].members.append(position)
+            ClusterRecord.append(from: event.from, channel: event.channel, data: event.data, replyToken: event.replyToken,
+                                 timeoutMs: event.requestTimeoutMs, to: &runs[run].records)
         }
         var arguments: [[UInt8]] = [Array("EVALSHA".utf8), scripts["publish"] ?? [], Array("0".utf8),
                                     Array(prefix.utf8), Array("\(server.config.history) \(server.config.historyBytes)".utf8),
-                                    Array(String(groups.count).utf8)]
-        arguments.reserveCapacity(arguments.count + 4 * groups.count)
-        var fanouts = [Int](repeating: 0, count: events.count)
-        for group in groups {
-            let nodes = table.nodes(for: group.channel)
-            for member in group.members { fanouts[member] = nodes.count }
-            arguments.append(group.channel)
-            arguments.append(Array(nodes.map(String.init).joined(separator: ",").utf8))
-            arguments.append(Array(String(group.members.count).utf8))
-            arguments.append(group.records)
+                                    Array(String(runs.count).utf8)]
+        arguments.reserveCapacity(arguments.count + 6 * runs.count)
+        for run in runs {
+            let first = events[run.first]
+            arguments.append(first.event.channel)
+            arguments.append(Array(first.nodes.map(String.init).joined(separator: ",").utf8))
+            arguments.append(first.event.keepsHistory ? [UInt8(ascii: "1")] : [UInt8(ascii: "0")])
+            arguments.append(ClusterRecord.encodeGroups(first.groups))
+            arguments.append(Array(String(run.members.count).utf8))
+            arguments.append(run.records)
         }
-        let members = groups.map(\.members)
-        let sent = commands.send(arguments) { [unowned self] reply in published(events, members, fanouts, reply) }
-        if !sent { published(events, members, fanouts, .disconnected) }
+        let members = runs.map(\.members)
+        let list = events.map(\.event)
+        let sent = commands.send(arguments) { [unowned self] reply in published(list, members, reply) }
+        if !sent { published(list, members, .disconnected) }
     }
 
-    /// The script answered each group's last `seq`: the events' `seq`s follow from it.
-    private func published(_ events: [ClusterState.Event], _ members: [[Int]], _ fanouts: [Int], _ reply: RedisReply) {
-        let lasts = reply.elements?.compactMap(\.integer) ?? []
-        var seqs = [Int](repeating: 0, count: events.count)
-        if lasts.count == members.count {
-            for (group, positions) in members.enumerated() {
-                for (offset, position) in positions.enumerated() { seqs[position] = lasts[group] - positions.count + 1 + offset }
+    /// The script answered each run's last `seq` and the nodes it went to: the events'
+    /// `seq`s follow from it.
+    private func published(_ events: [ClusterState.Event], _ members: [[Int]], _ reply: RedisReply) {
+        let pairs = reply.elements?.compactMap(\.integer) ?? []
+        guard pairs.count == 2 * members.count else { return published(events, reply) }
+        var perEvent = [RedisReply](repeating: .integer(0), count: 2 * events.count)
+        for (run, positions) in members.enumerated() {
+            for (offset, position) in positions.enumerated() {
+                perEvent[2 * position] = .integer(pairs[2 * run] - positions.count + 1 + offset)
+                perEvent[2 * position + 1] = .integer(pairs[2 * run + 1])
             }
         }
-        published(events, fanouts, lasts.count == members.count ? .array(seqs.map { .integer($0) }) : reply)
+        published(events, .array(perEvent))
     }
 
-    private func published(_ events: [ClusterState.Event], _ fanouts: [Int], _ reply: RedisReply) {
-        let seqs = reply.elements?.compactMap(\.integer) ?? []
-        let failure = seqs.count == events.count ? nil : (reply.failure ?? "unexpected reply to publish")
+    private func published(_ events: [ClusterState.Event], _ reply: RedisReply) {
+        // The script answers seq and the number of nodes it went to, per event.
+        let pairs = reply.elements?.compactMap(\.integer) ?? []
+        let seqs = stride(from: 0, to: pairs.count - 1, by: 2).map { pairs[$0] }
+        let reached = stride(from: 1, to: pairs.count, by: 2).map { pairs[$0] }
+        let failure = seqs.count == events.count && reached.count == events.count ? nil
+            : (reply.failure ?? "unexpected reply to publish")
         if let failure, failure.hasPrefix("NOSCRIPT") { loadScripts() }
         server.shared.withLock { broker in
-            for (position, event) in events.enumerated() where event.receipt != 0 {
-                if let failure {
+            for (position, event) in events.enumerated() where event.receipt != 0 || event.replyToken != nil {
+                if event.directNode != nil {
+                    if let failure, event.receipt != 0 { broker.remoteReplyFailed(receipt: event.receipt, reason: failure) }
+                } else if let token = event.replyToken {
+                    if let failure {
+                        broker.clusterRequestUnsent(token: token, unavailable: failure)
+                    } else {
+                        broker.clusterRequestRouted(token: token, nodes: reached[position])
+                    }
+                } else if let failure {
                     broker.clusterPublishFailed(receipt: event.receipt, reason: failure)
                 } else {
-                    broker.clusterPublished(receipt: event.receipt, seq: seqs[position], nodes: fanouts[position])
+                    broker.clusterPublished(receipt: event.receipt, seq: seqs[position], nodes: reached[position])
                 }
             }
         }
@@ -179,10 +206,16 @@ final class ClusterEngine {
 
     // MARK: - Interest
 
-    private func sendInterest(_ change: ClusterState.InterestChange) {
+    private func sendInterest(_ change: ClusterState.InterestChange, again: Bool = false) {
         if change.added && change.ticket > 0 { barriers.append((change.ticket, nil, uv_hrtime())) }
-        let arguments = [Array("EVALSHA".utf8), scripts["interest"] ?? [], Array("0".utf8), Array(prefix.utf8),
+        var arguments = [Array("EVALSHA".utf8), scripts["interest"] ?? [], Array("0".utf8), Array(prefix.utf8),
                          Array(String(nodeIndex).utf8), Array((change.added ? "+" : "-").utf8), change.pattern]
+        if let group = change.group {
+            let op = !change.added ? "-" : (change.ticket > 0 || again ? "+" : "=")
+            arguments = [Array("EVALSHA".utf8), scripts["groupInterest"] ?? [], Array("0".utf8), Array(prefix.utf8),
+                         Array(String(nodeIndex).utf8), Array(op.utf8), change.pattern, group,
+                         Array(String(change.members).utf8)]
+        }
         let sent = commands.send(arguments) { [unowned self] reply in
             guard change.added, change.ticket > 0 else { return }
             interestRegistered(ticket: change.ticket, version: reply.integer)
@@ -232,6 +265,7 @@ final class ClusterEngine {
         }
         guard kind == Array("message".utf8), let channel = parts[1].bytes, let payload = parts[2].bytes else { return }
         if channel == ownChannel {
+            if ClusterNodeMessage.isNodeMessage(payload) { return nodeMessage(payload) }
             deliver(payload)
         } else {
             interestMessage(payload)
@@ -239,18 +273,23 @@ final class ClusterEngine {
     }
 
     private func deliver(_ payload: [UInt8]) {
+        let now = server.main.now
         let complete = server.shared.withLock { broker in
-            payload.withUnsafeBytes { bytes in
+            var unheard: [[UInt8]] = []
+            let complete = payload.withUnsafeBytes { bytes in
                 var reader = ClusterMessageReader(bytes)
                 return reader.forEach { item in
                     switch item {
                     case .publish(let seq, let from, let channel, let data):
                         broker.deliverRemote(channelBytes: channel, seq: seq, from: from, data: data)
-                    case .state(let record):
-                        broker.deliverRemote(record.event)
+                    case .record(let record):
+                        let receivers = broker.deliverRemote(record.event, routing: record.routing, now: now)
+                        if receivers == 0, let token = record.replyToken { unheard.append(token) }
                     }
                 }
             }
+            if !unheard.isEmpty { reportUnheard(unheard, broker: broker) }
+            return complete
         }
         if !complete { server.logger.warn("cluster: malformed event message dropped", ["bytes": payload.count]) }
     }
@@ -327,7 +366,9 @@ final class ClusterEngine {
 
     private func becomeReady() {
         isReady = true
-        if wasReady { registerAgain() }
+        // Registering again comes after the removals queued while Redis was away: a pattern
+        // or group removed and then added again in that time must end up registered.
+        let registersAgain = wasReady
         wasReady = true
         commands.send([Array("PUBLISH".utf8), interestChannel, Array("j\(nodeIndex)".utf8)]) { _ in }
         server.logger.info("cluster ready", ["node": settings.node, "index": nodeIndex])
@@ -338,6 +379,7 @@ final class ClusterEngine {
         queuedInterest = []
         queuedCalls = []
         send(events: events, interest: interest, calls: calls)
+        if registersAgain { registerAgain() }
     }
 
     /// Redis is gone (after the cluster was up): receipted `pub`s are `unavailable` at once
@@ -346,7 +388,7 @@ final class ClusterEngine {
     /// wait for then.
     private func refuseWhileDown(events: [ClusterState.Event], interest: [ClusterState.InterestChange],
                                  calls: [ClusterState.ScriptCall]) {
-        if !events.isEmpty { published(events, events.map { _ in 0 }, .disconnected) }
+        if !events.isEmpty { published(events, .disconnected) }
         for call in calls { answered(call, .disconnected) }
         queuedInterest += interest.filter { !$0.added }
         let ticket = interest.filter(\.added).map(\.ticket).max() ?? 0
@@ -362,6 +404,11 @@ final class ClusterEngine {
                        Array(settings.node.utf8)]) { _ in }
         let patterns = server.shared.withLock { broker in broker.localInterestPatterns() }
         for pattern in patterns { sendInterest(ClusterState.InterestChange(pattern: pattern, added: true, ticket: 0)) }
+        let groups = server.shared.withLock { broker in broker.localGroupMemberships() }
+        for group in groups {
+            sendInterest(ClusterState.InterestChange(pattern: group.pattern, group: group.group, members: group.members, ticket: 0),
+                         again: true)
+        }
         server.logger.info("cluster: registered again after Redis came back", ["patterns": patterns.count])
     }
 
@@ -375,7 +422,7 @@ final class ClusterEngine {
         releaseBarriers(now: uv_hrtime())
         let events = queued
         queued = []
-        if !events.isEmpty { published(events, events.map { _ in 0 }, .disconnected) }
+        if !events.isEmpty { published(events, .disconnected) }
         let waiting = deferredCalls
         deferredCalls = []
         for call in waiting { answered(call, .disconnected) }

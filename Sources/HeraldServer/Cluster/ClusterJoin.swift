@@ -43,6 +43,12 @@ struct ClusterJoin {
         defer { link.close() }
         let p = settings.keyPrefix
         let node = String(nodeIndex)
+        // Queue groups: this node's member counts go, so no event is assigned to it.
+        if case .array(let entries)? = try? link.run(["SMEMBERS", p + "i:" + node]) {
+            for entry in entries.compactMap(\.bytes) where entry.contains(32) {
+                _ = try? link.run(["HDEL", p + "g:" + String(decoding: entry, as: UTF8.self), node])
+            }
+        }
         _ = try? link.run(["DEL", p + "i:" + node, p + "alive:" + node])
         _ = try? link.run(["HDEL", p + "nodes", node])
         _ = try? link.run(["PUBLISH", p + "interest", "l" + node])

@@ -3,47 +3,117 @@
 /// ARGV, so the cluster runs on one Redis (not Redis Cluster) and several clusters can share
 /// one with different prefixes.
 enum ClusterScripts {
-    /// A batch of events, grouped by channel: ARGV = prefix, `HISTORY HISTORY_BYTES`, the
-    /// number of groups, then per group its channel, target nodes (comma-separated
-    /// indexes), event count and records (`ClusterRecord.encoded`, concatenated, in publish
-    /// order). Per group, not per event: the channel's `seq` rises by the count in one
-    /// `HINCRBY` (the meta keeps the data set's epoch on the first), the run goes to history
-    /// in one entry (`ClusterStateScripts.history`), and `LAST COUNT\n` + the records is
-    /// appended to each target node's message; then one `PUBLISH` per target node. Returns
-    /// each group's last `seq`.
+    /// A batch of events in runs (`ClusterRecord`): ARGV = prefix, `HISTORY HISTORY_BYTES`,
+    /// the number of runs, then per run its channel, target nodes (comma-separated indexes),
+    /// `1` when it goes into history (`0` for `req` and `$sys`), the queue groups it matches
+    /// (`KEYLEN:PATTERN GROUP` repeated; a run with groups holds one event), its event count
+    /// and records (concatenated, in publish order).
+    ///
+    /// Per run, not per event: the channel's `seq` rises by the count in one `HINCRBY` (the
+    /// meta keeps the data set's epoch on the first) and the run goes to history in one entry
+    /// (`ClusterStateScripts.history`). For each group, one node from the member counts in
+    /// `{p}g:PATTERN GROUP` (nodes whose liveness key is gone left out), by the group's
+    /// counter `rr` turned once (slot `rr mod members`, nodes in index order, each owning as
+    /// many slots as it has members). Then `LAST COUNT\n` + the records is appended to each
+    /// target node's message (with ` o`/` gLEN` tags and the group block after the record
+    /// for a node picked for groups), and one `PUBLISH` goes to each target node. Returns the
+    /// last `seq` and the number of nodes it went to, per run in order.
     static let publish = "local p, histcfg = ARGV[1], ARGV[2]\n" + ClusterStateScripts.history + """
-    local groups = tonumber(ARGV[3])
+    local runs = tonumber(ARGV[3])
     local epoch = redis.call('GET', p .. 'epoch') or ''
     local out = {}
     local order = {}
-    local lasts = {}
+    local results = {}
+    local alive = {}
+    local function isAlive(node)
+      local known = alive[node]
+      if known == nil then
+        known = redis.call('EXISTS', p .. 'alive:' .. node) == 1
+        alive[node] = known
+      end
+      return known
+    end
+    local function add(node, line)
+      local t = out[node]
+      if t == nil then
+        t = {}
+        out[node] = t
+        order[#order + 1] = node
+      end
+      t[#t + 1] = line
+    end
     local i = 4
-    for k = 1, groups do
-      local ch, targets, count, blob = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), ARGV[i + 3]
-      i = i + 4
+    for k = 1, runs do
+      local ch, targets, keep, groups = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+      local count, blob = tonumber(ARGV[i + 4]), ARGV[i + 5]
+      i = i + 6
       local meta = p .. 'm:' .. ch
       local last = redis.call('HINCRBY', meta, 'seq', count)
       if last == count then redis.call('HSET', meta, 'epoch', epoch) end
-      record(ch, last, count, blob)
-      lasts[k] = last
-      if targets ~= '' then
-        local chunk = last .. ' ' .. count .. '\\n' .. blob
-        for node in string.gmatch(targets, '[^,]+') do
-          local t = out[node]
-          if t == nil then
-            t = {}
-            out[node] = t
-            order[#order + 1] = node
+      if keep == '1' then record(ch, last, count, blob) end
+      local plain = {}
+      local picked = {}
+      local nodes = {}
+      for node in string.gmatch(targets, '[^,]+') do
+        plain[node] = true
+        nodes[#nodes + 1] = node
+      end
+      local at = 1
+      while at <= #groups do
+        local colon = string.find(groups, ':', at, true)
+        if colon == nil then break end
+        local len = tonumber(string.sub(groups, at, colon - 1)) or 0
+        local key = string.sub(groups, colon + 1, colon + len)
+        at = colon + 1 + len
+        local gk = p .. 'g:' .. key
+        local layout = redis.call('HGETALL', gk)
+        local members, total = {}, 0
+        for j = 1, #layout, 2 do
+          local members_here = tonumber(layout[j + 1])
+          if layout[j] ~= 'rr' and members_here and members_here > 0 and isAlive(layout[j]) then
+            members[#members + 1] = { tonumber(layout[j]), members_here }
+            total = total + members_here
           end
-          t[#t + 1] = chunk
+        end
+        if total > 0 then
+          table.sort(members, function(a, b) return a[1] < b[1] end)
+          local slot = (redis.call('HINCRBY', gk, 'rr', 1) - 1) % total
+          for _, m in ipairs(members) do
+            if slot < m[2] then
+              local node = tostring(m[1])
+              local list = picked[node]
+              if list == nil then
+                list = {}
+                picked[node] = list
+                if not plain[node] then nodes[#nodes + 1] = node end
+              end
+              list[#list + 1] = #key .. ':' .. key
+              break
+            end
+            slot = slot - m[2]
+          end
         end
       end
+      local head = last .. ' ' .. count
+      for _, node in ipairs(nodes) do
+        local list = picked[node]
+        if list == nil then
+          add(node, head .. '\\n' .. blob)
+        else
+          local block = table.concat(list)
+          local tags = ' g' .. #block
+          if not plain[node] then tags = ' o' .. tags end
+          add(node, head .. tags .. '\\n' .. blob .. block)
+        end
+      end
+      results[2 * k - 1] = last
+      results[2 * k] = #nodes
     end
     settle()
     for _, node in ipairs(order) do
       redis.call('PUBLISH', p .. 'n:' .. node, table.concat(out[node]))
     end
-    return lasts
+    return results
     """
 
     /// One interest change: ARGV = prefix, node, `+` or `-`, pattern. Bumps the interest

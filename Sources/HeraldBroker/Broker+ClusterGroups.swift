@@ -1,0 +1,88 @@
+import HeraldWire
+
+/// Queue groups and plain interest in cluster mode (docs/cluster.md, "Queue groups").
+///
+/// A node tells the others two kinds of interest: a pattern with at least one local
+/// subscriber outside any group (events on it come to the node for those), and, per queue
+/// group on a pattern, how many members the group has here. The publish script reads the
+/// member counts of every matching group in Redis, turns the group's counter, and names the
+/// one node that delivers; that node gives the event to one local member, its own round
+/// robin. So one member per group per event, round robin over the whole cluster's members.
+extension Broker {
+    /// After `index.insert`: a pattern's first plain subscriber here, or a group's member
+    /// count here, is interest to tell the other nodes; the first member of a group on this
+    /// node (like a pattern's first subscriber) holds the `sub` answer until every node has
+    /// seen it.
+    func clusterSubscribed(_ subscription: Subscription) {
+        guard let cluster else { return }
+        let pattern = subscription.pattern
+        guard let group = subscription.group else {
+            if index.plainCount(withPattern: pattern) == 1 { clusterInterestAdded(pattern, for: subscription.session) }
+            return
+        }
+        let members = index.group(withPattern: pattern, named: group)?.members.count ?? 0
+        let ticket = cluster.groupChanged(pattern, group: group, members: members, joined: true)
+        guard ticket > 0 else { return }
+        let session = subscription.session
+        if session.barriers.isEmpty { retention.heldSessions.append(session) }
+        session.holdOutput(untilTicket: ticket)
+    }
+
+    /// After `index.remove` (or a retire of a subscription already gone: the counts are read
+    /// from the index, so telling twice is harmless).
+    func clusterUnsubscribed(_ subscription: Subscription) {
+        guard let cluster else { return }
+        let pattern = subscription.pattern
+        guard let group = subscription.group else {
+            if index.plainCount(withPattern: pattern) == 0 { clusterInterestRemoved(pattern) }
+            return
+        }
+        let members = index.group(withPattern: pattern, named: group)?.members.count ?? 0
+        _ = cluster.groupChanged(pattern, group: group, members: members, joined: false)
+    }
+
+    /// Every queue group here with its pattern and member count, for registering again
+    /// after the cluster's Redis came back.
+    public func localGroupMemberships() -> [(pattern: [UInt8], group: [UInt8], members: Int)] {
+        index.allGroups().map { ($0.pattern, $0.name, $0.members) }
+    }
+
+    /// Fan-out of an event from Redis: to the plain subscriptions when `plain`, and to one
+    /// member of each named group (`PATTERN GROUP`) whose pattern matches the channel. A
+    /// group with no member here that may take the event (its last one just left, or the
+    /// only one is the publisher with `echo:false`) does not get it.
+    /// - Returns: how many subscriptions received it.
+    func fanOutCluster(on channel: Channel, publisherID publisher: ConnectionID, plain: Bool, groups: [[UInt8]]) -> Int {
+        channel.refreshTargets(in: index)
+        let keepAlive = channel.targets
+        var receivers = 0
+        if plain {
+            let fast = channel.fastTargets
+            let arena = channel.prefixArena
+            fast.withUnsafeBufferPointer { targets in
+                arena.withUnsafeBytes { prefixes in
+                    for target in targets {
+                        guard let single = target.subscription else { continue }
+                        single._withUnsafeGuaranteedRef { subscription in
+                            let prefix = UnsafeRawBufferPointer(rebasing: prefixes[target.prefix])
+                            if accepts(subscription, from: publisher, on: channel), deliver(to: subscription, prefix: prefix) {
+                                receivers += 1
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for entry in groups {
+            guard let (pattern, name) = InterestTable.groupEntry(entry),
+                  pattern == channel.name || ChannelName.matches(pattern: pattern, channel: channel.name),
+                  let group = index.group(withPattern: pattern, named: name),
+                  let member = group.pick({ !$0.isReplaying && accepts($0, from: publisher, on: channel) }) else { continue }
+            groupPrefix.removeAll(keepingCapacity: true)
+            channel.appendPrefix(for: member, to: &groupPrefix)
+            if groupPrefix.withUnsafeBytes({ deliver(to: member, prefix: $0) }) { receivers += 1 }
+        }
+        withExtendedLifetime(keepAlive) {}
+        return receivers
+    }
+}
