@@ -10,8 +10,8 @@ extension Broker {
     static let deliveredRequestMarginMs = 1_000
 
     /// An event from Redis, routed as `routing` says. A plain `pub` is also kept for the
-    /// subscriptions whose catch-up is still being read. A state change (the state script
-    /// names no groups) fans out as on one node: one member of each of this node's groups.
+    /// subscriptions whose catch-up is still being read. A state change is routed as a
+    /// `pub`: the groups the state script picked this node for.
     /// - Parameters:
     ///   - now: the monotonic clock in ms (a request's recipients are kept until its timeout).
     /// - Returns: how many subscriptions here received it.
@@ -44,7 +44,7 @@ extension Broker {
             eventShared.drop(last: 2)
             eventShared.append(event.tail)
             eventShared.append("}\n")
-            return fanOut(on: channel, publisherID: event.from)
+            return fanOutCluster(on: channel, publisherID: event.from, plain: routing.plain, groups: routing.groups)
         }
         if let data = event.data {
             data.withUnsafeBytes { buildSharedParts(seq: event.seq, quotedFrom: quoted, data: $0, middle: replyField) }

@@ -53,6 +53,24 @@ struct ClusterGroupServingTests {
         #expect(try received(watcher, count) == Array(0..<count), "a subscriber outside the group gets every event")
     }
 
+    @Test func stateChangesGoToOneMemberOfTheGroupForTheWholeCluster() throws {
+        let redis = try TestRedis()
+        let nodes = try cluster(redis)
+        let members = try nodes.map { try $0.client() }
+        for (position, member) in members.enumerated() {
+            try subscribe(member, #""ch":"cfg.*","group":"g","sub":"m\#(position)""#)
+        }
+        let writer = try nodes[2].client()
+        for n in 0..<12 { #expect(try writer.request(#"{"op":"set","ch":"cfg.x","value":\#(n)}"#)["rev"] as? Int == n + 1) }
+        var values: [Int] = []
+        for member in members {
+            let got = try (0..<4).map { _ in try member.frame()["value"] as? Int ?? -1 }
+            #expect(throws: (any Error).self, "no extra event") { _ = try member.frame(timeout: 0.3) }
+            values += got
+        }
+        #expect(values.sorted() == Array(0..<12), "each change once in the group, four per member")
+    }
+
     @Test func aNodeWithTwoMembersTakesTwoSlotsSoEachMemberGetsItsShare() throws {
         let redis = try TestRedis()
         let nodes = try cluster(redis)

@@ -17,11 +17,11 @@ extension ClusterEngine {
             deferredCalls.append(call)
             return
         }
-        // State changes reach nodes holding only queue-group members too (they fan out there
-        // as on one node: the state script picks no group slots).
-        let targets = call.channel.map { table.nodes(for: $0, includingGroups: true).map(String.init).joined(separator: ",") } ?? ""
+        let targets = call.channel.map { table.nodes(for: $0).map(String.init).joined(separator: ",") } ?? ""
         var arguments: [[UInt8]] = [Array("EVALSHA".utf8), scripts[call.script.rawValue] ?? [], Array("0".utf8),
                                     Array(prefix.utf8), Array(targets.utf8)]
+        // A state change picks one member of each matching queue group, as a `pub` does.
+        if call.script == .state { arguments.append(ClusterRecord.encodeGroups(call.channel.map { table.groups(for: $0) } ?? [])) }
         arguments += call.arguments
         let sent = commands.send(arguments) { [unowned self] reply in answered(call, reply) }
         if !sent { answered(call, .disconnected) }

@@ -18,21 +18,12 @@ enum ClusterScripts {
     /// target node's message (with ` o`/` gLEN` tags and the group block after the record
     /// for a node picked for groups), and one `PUBLISH` goes to each target node. Returns the
     /// last `seq` and the number of nodes it went to, per run in order.
-    static let publish = "local p, histcfg = ARGV[1], ARGV[2]\n" + ClusterStateScripts.history + """
+    static let publish = "local p, histcfg = ARGV[1], ARGV[2]\n" + ClusterStateScripts.history + routing + """
     local runs = tonumber(ARGV[3])
     local epoch = redis.call('GET', p .. 'epoch') or ''
     local out = {}
     local order = {}
     local results = {}
-    local alive = {}
-    local function isAlive(node)
-      local known = alive[node]
-      if known == nil then
-        known = redis.call('EXISTS', p .. 'alive:' .. node) == 1
-        alive[node] = known
-      end
-      return known
-    end
     local function add(node, line)
       local t = out[node]
       if t == nil then
@@ -51,9 +42,40 @@ enum ClusterScripts {
       local last = redis.call('HINCRBY', meta, 'seq', count)
       if last == count then redis.call('HSET', meta, 'epoch', epoch) end
       if keep == '1' then record(ch, last, count, blob) end
-      local plain = {}
-      local picked = {}
-      local nodes = {}
+      local nodes, picked, plain = route(targets, groups)
+      local head = last .. ' ' .. count
+      for _, node in ipairs(nodes) do add(node, framed(head, node, blob, picked, plain)) end
+      results[2 * k - 1] = last
+      results[2 * k] = #nodes
+    end
+    settle()
+    for _, node in ipairs(order) do
+      redis.call('PUBLISH', p .. 'n:' .. node, table.concat(out[node]))
+    end
+    return results
+    """
+
+    /// Queue-group routing every event script shares (`p`, the prefix, must be set first).
+    ///
+    /// `route(targets, groups)`: the target nodes (comma-separated) get the event for their
+    /// plain subscribers; for each group (`KEYLEN:PATTERN GROUP` repeated), one node from the
+    /// member counts in `{p}g:PATTERN GROUP` (nodes whose liveness key is gone left out), by
+    /// the group's counter `rr` turned once (slot `rr mod members`, nodes in index order, each
+    /// owning as many slots as it has members). Returns the nodes in order, the groups picked
+    /// per node, and which nodes are plain targets. `framed(head, node, blob, picked, plain)`
+    /// is what one node gets: `HEAD[ o][ gLEN]\n` + the records + the group block.
+    static let routing = #"""
+    local alive = {}
+    local function isAlive(node)
+      local known = alive[node]
+      if known == nil then
+        known = redis.call('EXISTS', p .. 'alive:' .. node) == 1
+        alive[node] = known
+      end
+      return known
+    end
+    local function route(targets, groups)
+      local plain, picked, nodes = {}, {}, {}
       for node in string.gmatch(targets, '[^,]+') do
         plain[node] = true
         nodes[#nodes + 1] = node
@@ -69,10 +91,10 @@ enum ClusterScripts {
         local layout = redis.call('HGETALL', gk)
         local members, total = {}, 0
         for j = 1, #layout, 2 do
-          local members_here = tonumber(layout[j + 1])
-          if layout[j] ~= 'rr' and members_here and members_here > 0 and isAlive(layout[j]) then
-            members[#members + 1] = { tonumber(layout[j]), members_here }
-            total = total + members_here
+          local here = tonumber(layout[j + 1])
+          if layout[j] ~= 'rr' and here and here > 0 and isAlive(layout[j]) then
+            members[#members + 1] = { tonumber(layout[j]), here }
+            total = total + here
           end
         end
         if total > 0 then
@@ -94,27 +116,18 @@ enum ClusterScripts {
           end
         end
       end
-      local head = last .. ' ' .. count
-      for _, node in ipairs(nodes) do
-        local list = picked[node]
-        if list == nil then
-          add(node, head .. '\\n' .. blob)
-        else
-          local block = table.concat(list)
-          local tags = ' g' .. #block
-          if not plain[node] then tags = ' o' .. tags end
-          add(node, head .. tags .. '\\n' .. blob .. block)
-        end
-      end
-      results[2 * k - 1] = last
-      results[2 * k] = #nodes
+      return nodes, picked, plain
     end
-    settle()
-    for _, node in ipairs(order) do
-      redis.call('PUBLISH', p .. 'n:' .. node, table.concat(out[node]))
+    local function framed(head, node, blob, picked, plain)
+      local list = picked[node]
+      if list == nil then return head .. '\n' .. blob end
+      local block = table.concat(list)
+      local tags = ' g' .. #block
+      if not plain[node] then tags = ' o' .. tags end
+      return head .. tags .. '\n' .. blob .. block
     end
-    return results
-    """
+
+    """#
 
     /// One interest change: ARGV = prefix, node, `+` or `-`, pattern. Bumps the interest
     /// version, updates the node's set and announces `+NODE VERSION PATTERN` (or `-…`) on

@@ -78,7 +78,8 @@ enum ClusterStateScripts {
 
     """
 
-    /// One state op. ARGV: prefix, targets (comma-separated node indexes), op, channel, from,
+    /// One state op. ARGV: prefix, targets (comma-separated node indexes), the queue groups
+    /// the channel matches (`ClusterScripts.routing`), op, channel, from,
     /// if_rev ('' none), `HISTORY HISTORY_BYTES`, max_value_bytes, max_list_length, max_retained_bytes, user
     /// ('' none), the user's retained_bytes ('' none), value (set/append/assign; splice: the
     /// raw `insert`), index, remove, is-list ('1'), then the elements (set of an array,
@@ -86,17 +87,18 @@ enum ClusterStateScripts {
     ///
     /// Checks in the single node's order (type, range, `if_rev`, limits), then writes, bumps
     /// `rev`, gives the change event the channel's next `seq` (the counter `pub` uses),
-    /// appends it to history and publishes it to the target nodes. Returns `{0, rev, seq
+    /// appends it to history and publishes it to the target nodes, one member of each
+    /// matching queue group for the whole cluster, as for a `pub`. Returns `{0, rev, seq
     /// [, index]}` (seq 0: no change, no event), `{0, rev, value, ch}` for `get`, or
     /// `{1, code, message, rev}`.
-    static let state = "local p, histcfg = ARGV[1], ARGV[7]\n" + history + """
-    local targets, op, ch = ARGV[2], ARGV[3], ARGV[4]
-    local from, ifrev = ARGV[5], ARGV[6]
-    local maxvalue = tonumber(ARGV[8])
-    local maxlen, maxret = tonumber(ARGV[9]), tonumber(ARGV[10])
-    local user, ulimit = ARGV[11], tonumber(ARGV[12])
-    local value, index, remove = ARGV[13], tonumber(ARGV[14]), tonumber(ARGV[15])
-    local islist = ARGV[16] == '1'
+    static let state = "local p, histcfg = ARGV[1], ARGV[8]\n" + history + ClusterScripts.routing + """
+    local targets, groups, op, ch = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+    local from, ifrev = ARGV[6], ARGV[7]
+    local maxvalue = tonumber(ARGV[9])
+    local maxlen, maxret = tonumber(ARGV[10]), tonumber(ARGV[11])
+    local user, ulimit = ARGV[12], tonumber(ARGV[13])
+    local value, index, remove = ARGV[14], tonumber(ARGV[15]), tonumber(ARGV[16])
+    local islist = ARGV[17] == '1'
     local sk, lk = p .. 's:' .. ch, p .. 'l:' .. ch
     local st = redis.call('HMGET', sk, 'rev', 'k', 'c', 'is', 'u')
     local rev = tonumber(st[1] or '0')
@@ -137,7 +139,7 @@ enum ClusterStateScripts {
     end
     if op == 'del' and not has then return {0, rev, 0} end
     local elements = {}
-    for i = 17, #ARGV do elements[#elements + 1] = ARGV[i] end
+    for i = 18, #ARGV do elements[#elements + 1] = ARGV[i] end
     local nkind, ncontent, nsum, ncount = kind, content, isum, count
     if op == 'set' then
       if islist then
@@ -245,8 +247,9 @@ enum ClusterStateScripts {
     local rec = from .. ' ' .. #ch .. ' ' .. #mid .. ' ' .. #tail .. '\\n' .. ch .. mid .. tail
     record(ch, seq, 1, rec)
     settle()
-    if targets ~= '' then
-      for node in string.gmatch(targets, '[^,]+') do redis.call('PUBLISH', p .. 'n:' .. node, seq .. ' 1\\n' .. rec) end
+    local nodes, picked, plain = route(targets, groups)
+    for _, node in ipairs(nodes) do
+      redis.call('PUBLISH', p .. 'n:' .. node, framed(seq .. ' 1', node, rec, picked, plain))
     end
     if op == 'append' then return {0, nrev, seq, count} end
     return {0, nrev, seq}
