@@ -35,10 +35,15 @@ extension Broker {
     }
 
     /// Keeps a live event for every subscription whose catch-up is still being read.
+    /// A queue-group member buffers nothing: while it catches up the group's events go to
+    /// its other members (as on one node), and plain events are not its.
     func bufferForCatchUps(_ event: RemoteEvent, _ cluster: ClusterState) {
         for at in cluster.catchingUp.indices {
-            let pattern = cluster.catchingUp[at].subscription.pattern
-            if ChannelName.matches(pattern: pattern, channel: event.channel) { cluster.catchingUp[at].events.append(event) }
+            let subscription = cluster.catchingUp[at].subscription
+            guard subscription.group == nil else { continue }
+            if ChannelName.matches(pattern: subscription.pattern, channel: event.channel) {
+                cluster.catchingUp[at].events.append(event)
+            }
         }
     }
 
