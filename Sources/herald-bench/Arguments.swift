@@ -5,7 +5,7 @@ enum Proto: String, Sendable, CaseIterable {
 }
 
 enum Workload: String, Sendable, CaseIterable {
-    case fanout, channels, latency, idle, subscriptions, set
+    case fanout, channels, latency, idle, subscriptions, set, ping
 
     /// Scale workloads measure the broker's memory and set-up time, not message rates.
     var isScale: Bool { self == .idle || self == .subscriptions }
@@ -38,6 +38,20 @@ struct Options: Sendable {
     /// set workload: acknowledged sets in flight, and channels written round-robin.
     var window = 256
     var keys = 1000
+    /// fanout, channels, latency: the port the publisher connects to (nil: `port`), so it
+    /// can reach one node of a cluster while the subscribers reach others.
+    var pubPort: Int?
+    /// fanout, channels, latency: the ports subscriber connection k connects to, k modulo
+    /// their count (empty: `port`).
+    var subPorts: [Int] = []
+
+    /// The port the publisher connects to, given the port the runner was started on.
+    func publisherPort(default port: Int) -> Int { pubPort ?? port }
+
+    /// The port subscriber connection `index` connects to: round robin over `subPorts`.
+    func subscriberPort(_ index: Int, default port: Int) -> Int {
+        subPorts.isEmpty ? port : subPorts[index % subPorts.count]
+    }
 }
 
 let usageText = """
@@ -46,7 +60,7 @@ let usageText = """
                         [--subs S] [--size BYTES] [--count N] [--json]
                         [--channels C] [--sub-conns K] [--idle SECONDS] [--warmup N]
                         [--conns N] [--subs-total N] [--pid PID]
-                        [--window W] [--keys K]
+                        [--window W] [--keys K] [--pub-port P] [--sub-ports P1,P2,...]
 
       --proto      broker protocol; `sink` starts a built-in no-op server (Herald wire
                    format) in-process and measures the generator's own ceiling (--port ignored)
@@ -64,6 +78,13 @@ let usageText = """
                    (without it they report times only)
                    set:      N acknowledged `set`s (Herald only) over K channels (default
                              1000), W in flight (default 256); reports sets/s
+                   ping:     N sequential PING -> PONG round trips (Redis only): the
+                             broker's own round trip, p50/p99/p99.9
+      --pub-port   fanout, channels, latency: the publisher connects to this port (default
+                   --port), e.g. one node of a cluster
+      --sub-ports  fanout, channels, latency: comma list of ports; subscriber connection k
+                   connects to entry k mod count (default --port), e.g. the other nodes.
+                   With both, --port may be left out. All on --host
       --size       payload bytes (Herald: the JSON `data` value including its quotes, >= 2)
       --json       also print one JSON object line with the result
       --idle       seconds without a delivery that end a measurement (default 2)
@@ -89,6 +110,18 @@ func parseArguments(_ args: [String]) throws -> Options {
         }
         return v
     }
+    func ports(_ name: String) throws -> [Int] {
+        let s = try value(name)
+        let parts = s.split(separator: ",", omittingEmptySubsequences: false)
+        var out: [Int] = []
+        for part in parts {
+            guard let v = Int(part), v >= 1, v <= 65535 else {
+                throw UsageError(description: "\(name) needs a comma list of ports (1-65535), got '\(s)'")
+            }
+            out.append(v)
+        }
+        return out
+    }
     while i < args.count {
         let a = args[i]
         switch a {
@@ -106,7 +139,7 @@ func parseArguments(_ args: [String]) throws -> Options {
         case "--workload":
             let s = try value(a)
             guard let w = Workload(rawValue: s) else {
-                throw UsageError(description: "unknown --workload '\(s)' (fanout, channels, latency, idle, subscriptions, set)")
+                throw UsageError(description: "unknown --workload '\(s)' (fanout, channels, latency, idle, subscriptions, set, ping)")
             }
             o.workload = w
         case "--subs": o.subs = try int(a, min: 1)
@@ -123,6 +156,11 @@ func parseArguments(_ args: [String]) throws -> Options {
         case "--warmup": o.warmup = try int(a, min: 0)
         case "--window": o.window = try int(a, min: 1)
         case "--keys": o.keys = try int(a, min: 1)
+        case "--pub-port":
+            o.pubPort = try int(a, min: 1)
+            guard let p = o.pubPort, p <= 65535 else { throw UsageError(description: "--pub-port out of range") }
+        case "--sub-ports":
+            o.subPorts = try ports(a)
         case "--idle":
             let s = try value(a)
             guard let v = Double(s), v > 0 else { throw UsageError(description: "--idle needs seconds > 0") }
@@ -135,8 +173,22 @@ func parseArguments(_ args: [String]) throws -> Options {
         }
         i += 1
     }
+    let split = o.pubPort != nil || !o.subPorts.isEmpty
+    if split && o.workload != .fanout && o.workload != .channels && o.workload != .latency {
+        throw UsageError(description: "--pub-port and --sub-ports apply to the fanout, channels and latency workloads only")
+    }
+    if split && o.proto == .sink {
+        throw UsageError(description: "--pub-port and --sub-ports need a real broker (sink mode has one in-process port)")
+    }
+    if !portGiven, let pub = o.pubPort, !o.subPorts.isEmpty {
+        o.port = pub
+        portGiven = true
+    }
     if o.proto != .sink && !portGiven {
-        throw UsageError(description: "--port is required (except with --proto sink)")
+        throw UsageError(description: "--port is required (except with --proto sink, or with both --pub-port and --sub-ports)")
+    }
+    if o.workload == .ping && o.proto != .redis {
+        throw UsageError(description: "the ping workload is Redis only (PING -> PONG)")
     }
     if (o.proto == .herald || o.proto == .sink) && o.size < 2 {
         throw UsageError(description: "--size must be >= 2 for Herald (the JSON string includes its quotes)")

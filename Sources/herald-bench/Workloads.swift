@@ -34,8 +34,9 @@ struct Runner<B: BrokerProtocol> {
     let o: Options
     let port: Int
 
-    func open(_ index: Int) throws -> Session<B.Parser> {
-        let c = try Conn.connect(host: o.host, port: port)
+    /// Connects client `index` to `port` (default: the runner's) and does the handshake.
+    func open(_ index: Int, port: Int? = nil) throws -> Session<B.Parser> {
+        let c = try Conn.connect(host: o.host, port: port ?? self.port)
         var s = Session(conn: c, parser: B.newParser())
         try B.handshake(&s, clientIndex: index)
         return s
@@ -196,11 +197,11 @@ struct Runner<B: BrokerProtocol> {
     func fanout() throws -> BenchResult {
         var subs: [Session<B.Parser>] = []
         for k in 0..<o.subs {
-            var s = try open(k)
+            var s = try open(k, port: o.subscriberPort(k, default: port))
             try subscribe(&s, ["bench.a"], firstSid: 1)
             subs.append(s)
         }
-        let pub = try open(o.subs)
+        let pub = try open(o.subs, port: o.publisherPort(default: port))
         let frame = B.publishFrame(channel: "bench.a", size: o.size)
         let expected = Array(repeating: o.count, count: o.subs)
         let (delivered, secs) = try measure(subs: subs, expected: expected, pub: pub, frames: [frame])
@@ -226,7 +227,7 @@ struct Runner<B: BrokerProtocol> {
                 exp += perChannel + (i < extra ? 1 : 0)
                 i += conns
             }
-            var s = try open(k)
+            var s = try open(k, port: o.subscriberPort(k, default: port))
             // Subscribe in batches so no request grows huge.
             var start = 0
             while start < mine.count {
@@ -237,11 +238,11 @@ struct Runner<B: BrokerProtocol> {
             subs.append(s)
             expected.append(exp)
         }
-        var w = try open(conns)
+        var w = try open(conns, port: o.subscriberPort(conns, default: port))
         try subscribe(&w, [B.wildcard], firstSid: 1)
         subs.append(w)
         expected.append(o.count)
-        let pub = try open(conns + 1)
+        let pub = try open(conns + 1, port: o.publisherPort(default: port))
         let frames = names.map { B.publishFrame(channel: $0, size: o.size) }
         let (delivered, secs) = try measure(subs: subs, expected: expected, pub: pub, frames: frames)
         return BenchResult(proto: B.label, workload: "channels", subs: o.channels + 1, size: o.size, count: o.count,
@@ -250,9 +251,9 @@ struct Runner<B: BrokerProtocol> {
     }
 
     func latency() throws -> BenchResult {
-        var sub = try open(0)
+        var sub = try open(0, port: o.subscriberPort(0, default: port))
         try subscribe(&sub, ["bench.a"], firstSid: 1)
-        let pub = try open(1)
+        let pub = try open(1, port: o.publisherPort(default: port))
         let pubStat = ReceiverStat()
         let drain = startDrain(pub, stat: pubStat)
         var parser = sub.parser
@@ -314,11 +315,7 @@ struct Runner<B: BrokerProtocol> {
         if let n = pubStat.note { writeStderr("herald-bench: warning: \(n)\n") }
         if parser.errors > 0 { writeStderr("herald-bench: warning: broker error: \(parser.errorText)\n") }
         samples.sort()
-        func pct(_ q: Double) -> Double? {
-            guard !samples.isEmpty else { return nil }
-            let rank = Int((q * Double(samples.count)).rounded(.up)) - 1
-            return Double(samples[max(0, min(samples.count - 1, rank))]) / 1000
-        }
+        func pct(_ q: Double) -> Double? { percentileMicros(samples, q) }
         let secs = Double(measuredEnd &- measuredStart) / 1e9
         let measuredCount = min(o.count, max(0, o.count - lost))
         return BenchResult(proto: B.label, workload: "latency", subs: 1, size: o.size, count: o.count,
@@ -334,6 +331,57 @@ struct Runner<B: BrokerProtocol> {
         case .latency: return try latency()
         case .idle, .subscriptions: throw BenchError("\(o.workload.rawValue) is a scale workload: use runScale()")
         case .set: return try runSetWorkload(o)
+        case .ping: return try ping()
         }
     }
+
+    /// The broker's own round trip: `count` sequential PINGs (after `warmup` unmeasured
+    /// ones), each timed from its write to its PONG. Redis only (a top-level `+PONG` is what
+    /// `RedisParser` counts as a greeting), to set a cluster's node-to-Redis hops beside the
+    /// end-to-end latencies measured with the same generator.
+    func ping() throws -> BenchResult {
+        guard B.self == RedisProto.self else { throw BenchError("the ping workload is Redis only") }
+        var s = try open(0)
+        let frame: [UInt8] = Array("*1\r\n$4\r\nPING\r\n".utf8)
+        let cap = 64 << 10
+        let buf = UnsafeMutableRawPointer.allocate(byteCount: cap, alignment: 64)
+        defer { buf.deallocate() }
+        let bp = buf.assumingMemoryBound(to: UInt8.self)
+        s.conn.setReadTimeout(o.idle)
+        var samples: [UInt64] = []
+        samples.reserveCapacity(o.count)
+        let total = o.warmup + o.count
+        var measuredStart: UInt64 = 0
+        for i in 0..<total {
+            if i == o.warmup { measuredStart = nowNs() }
+            let target = s.parser.greetings + 1
+            let t0 = nowNs()
+            try s.conn.writeAll(frame)
+            while s.parser.greetings < target {
+                switch s.conn.read(into: buf, capacity: cap) {
+                case .bytes(let n): s.parser.feed(bp, n)
+                case .timeout: throw BenchError("no PONG within \(o.idle) s after \(i) round trips")
+                case .eof: throw BenchError("connection closed by the broker after \(i) round trips")
+                case .failed(let e): throw BenchError("read failed after \(i) round trips: \(e)")
+                }
+                if s.parser.errors > 0 { throw BenchError("broker error: \(s.parser.errorText)") }
+            }
+            if i >= o.warmup { samples.append(nowNs() - t0) }
+        }
+        let secs = Double(nowNs() &- measuredStart) / 1e9
+        s.conn.closeFD()
+        samples.sort()
+        return BenchResult(proto: B.label, workload: "ping", subs: 0, size: 0, count: o.count,
+                           expected: o.count, delivered: samples.count, seconds: secs,
+                           msgsPerSec: secs > 0 ? Double(samples.count) / secs : 0,
+                           p50: percentileMicros(samples, 0.5), p99: percentileMicros(samples, 0.99),
+                           p999: percentileMicros(samples, 0.999))
+    }
+}
+
+/// The `q` quantile (nearest rank) of sorted nanosecond samples, in microseconds.
+func percentileMicros(_ sorted: [UInt64], _ q: Double) -> Double? {
+    guard !sorted.isEmpty else { return nil }
+    let rank = Int((q * Double(sorted.count)).rounded(.up)) - 1
+    return Double(sorted[max(0, min(sorted.count - 1, rank))]) / 1000
 }

@@ -103,9 +103,13 @@ do {
     switch options.workload {
     case .fanout: line += " 1->\(r.subs)"
     case .channels: line += " \(options.channels) ch/\(options.subConns) conns + wildcard"
-    case .latency, .idle, .subscriptions, .set: break
+    case .latency, .idle, .subscriptions, .set, .ping: break
     }
-    let unit = options.workload == .set ? "sets/s" : "msgs/s"
+    if let pub = options.pubPort { line += " (publisher on :\(pub))" }
+    if !options.subPorts.isEmpty {
+        line += " (subscribers on :" + options.subPorts.map(String.init).joined(separator: ",:") + ")"
+    }
+    let unit = options.workload == .set ? "sets/s" : options.workload == .ping ? "round trips/s" : "msgs/s"
     line += " \(r.size) B: \(grouped(r.msgsPerSec)) \(unit), delivered \(r.delivered)/\(r.expected)"
     line += ", lost \(r.lost), \(fixed(r.seconds, 3)) s"
     if let p50 = r.p50, let p99 = r.p99, let p999 = r.p999 {

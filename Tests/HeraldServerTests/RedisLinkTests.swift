@@ -102,6 +102,27 @@ struct RedisLinkTests {
         #expect(RESPCommand.encode(["GET", "a b"]) == Array("*2\r\n$3\r\nGET\r\n$3\r\na b\r\n".utf8))
         #expect(RESPCommand.encode([[UInt8]()]) == Array("*1\r\n$0\r\n\r\n".utf8))
     }
+
+    /// What `send` hands hiredis: `RESPCommand.encode`'s bytes, the length without the NUL
+    /// after them, for short, empty and long (multi-digit length) arguments.
+    @Test func sentCommandIsTheRESPEncodingAndANul() {
+        let cases: [[[UInt8]]] = [
+            [Array("GET".utf8), Array("a b".utf8)], [[]],
+            (0..<12).map { Array(repeating: UInt8(ascii: "x"), count: $0 * 37) },
+        ]
+        for arguments in cases {
+            var seen: [UInt8] = []
+            var length = -1
+            _ = RedisLink.withTerminated(arguments) { command, count in
+                length = count
+                if let command { seen = Array(UnsafeRawBufferPointer(start: command, count: count + 1)) }
+                return 0
+            }
+            let encoded = RESPCommand.encode(arguments)
+            #expect(length == encoded.count)
+            #expect(seen == encoded + [0])
+        }
+    }
 }
 
 /// Lets a C timer callback run a Swift closure.

@@ -55,7 +55,7 @@ final class RedisLink {
     func send(_ arguments: [[UInt8]], _ handler: @escaping (RedisReply) -> Void) -> Bool {
         guard let context, isConnected else { return false }
         let box = Unmanaged.passRetained(RedisReplyHandler(handler)).toOpaque()
-        let status = RedisLink.withTerminated(RESPCommand.encode(arguments)) { command, count in
+        let status = RedisLink.withTerminated(arguments) { command, count in
             redisAsyncFormattedCommand(context, redisLinkReply, box, command, count)
         }
         guard status == REDIS_OK else {
@@ -72,22 +72,72 @@ final class RedisLink {
         guard let context, isConnected else { return false }
         let box = RedisReplyHandler(handler)
         persistent.append(box)
-        let status = RedisLink.withTerminated(RESPCommand.encode([Array("SUBSCRIBE".utf8)] + channels)) { command, count in
+        let status = RedisLink.withTerminated([Array("SUBSCRIBE".utf8)] + channels) { command, count in
             redisAsyncFormattedCommand(context, redisLinkMessage, Unmanaged.passUnretained(box).toOpaque(), command, count)
         }
         return status == REDIS_OK
     }
 
-    /// Calls `body` with the command and its length, a NUL byte after its end: hiredis 0.14
-    /// scans a formatted command with `strchr` to spot (un)subscribe commands, walking past
-    /// the last argument of a SUBSCRIBE into whatever follows, so without the NUL it read
-    /// beyond the buffer and failed an assertion (`async.c:590: nextArgument`), now and then.
-    private static func withTerminated(_ command: [UInt8], _ body: (UnsafePointer<CChar>?, Int) -> Int32) -> Int32 {
-        var terminated = command
-        terminated.append(0)
-        return terminated.withUnsafeBytes { bytes in
-            body(bytes.baseAddress?.assumingMemoryBound(to: CChar.self), command.count)
+    /// Calls `body` with the command encoded as RESP (`RESPCommand.encode`'s bytes) and its
+    /// length, a NUL byte after its end: hiredis 0.14 scans a formatted command with `strchr`
+    /// to spot (un)subscribe commands, walking past the last argument of a SUBSCRIBE into
+    /// whatever follows, so without the NUL it read beyond the buffer and failed an assertion
+    /// (`async.c:590: nextArgument`), now and then.
+    ///
+    /// One pass into one buffer of the exact size (headers written digit by digit): a
+    /// `publish` call carries three arguments per event, and encoding them through `String`s
+    /// and then copying the whole command again to add the NUL was a fifth of a publishing
+    /// node's instructions (callgrind, docs/benchmarks.md "Cluster mode").
+    static func withTerminated(_ arguments: [[UInt8]], _ body: (UnsafePointer<CChar>?, Int) -> Int32) -> Int32 {
+        var total = 1 + digits(arguments.count) + 2 + 1
+        for argument in arguments { total += 1 + digits(argument.count) + 2 + argument.count + 2 }
+        let command = [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
+            guard let base = buffer.baseAddress else { return }
+            var at = 0
+            func header(_ kind: UInt8, _ value: Int) {
+                base[at] = kind
+                at += 1
+                let count = digits(value)
+                var rest = value
+                for position in stride(from: at + count - 1, through: at, by: -1) {
+                    base[position] = UInt8(truncatingIfNeeded: 48 + rest % 10)
+                    rest /= 10
+                }
+                at += count
+                base[at] = 13
+                base[at + 1] = 10
+                at += 2
+            }
+            header(UInt8(ascii: "*"), arguments.count)
+            for argument in arguments {
+                header(UInt8(ascii: "$"), argument.count)
+                argument.withUnsafeBufferPointer { bytes in
+                    if let source = bytes.baseAddress, bytes.count > 0 {
+                        (base + at).update(from: source, count: bytes.count)
+                    }
+                }
+                at += argument.count
+                base[at] = 13
+                base[at + 1] = 10
+                at += 2
+            }
+            base[at] = 0
+            initialized = at + 1
         }
+        return command.withUnsafeBytes { bytes in
+            body(bytes.baseAddress?.assumingMemoryBound(to: CChar.self), command.count - 1)
+        }
+    }
+
+    /// Decimal digits of a count (at least 1).
+    private static func digits(_ value: Int) -> Int {
+        var count = 1
+        var rest = value
+        while rest >= 10 {
+            rest /= 10
+            count += 1
+        }
+        return count
     }
 
     /// Disconnects for good: pending commands are answered `.disconnected`; no reconnect.
