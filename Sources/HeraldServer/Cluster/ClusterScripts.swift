@@ -50,7 +50,13 @@ enum ClusterScripts {
     end
     settle()
     for _, node in ipairs(order) do
-      redis.call('PUBLISH', p .. 'n:' .. node, table.concat(out[node]))
+      local parts = out[node]
+      -- One run for a node (the common case) is published as it is, without another copy.
+      if #parts == 1 then
+        redis.call('PUBLISH', p .. 'n:' .. node, parts[1])
+      else
+        redis.call('PUBLISH', p .. 'n:' .. node, table.concat(parts))
+      end
     end
     return results
     """

@@ -16,6 +16,9 @@ enum ClusterStateScripts {
     /// `XADD` per channel per batch instead of per event is what lets Redis keep up with a
     /// busy channel. The channel's meta hash keeps `hn` (events) and `hb` (bytes) in history.
     ///
+    /// Each run's id, count, bytes and stamp also go into a list `{p}hr:CH` beside the
+    /// stream, so trimming reads numbers, never a run's records.
+    ///
     /// `record(ch, last, count, blob)` appends a run, then drops the channel's oldest runs
     /// while the rest still hold `history` events (so a channel keeps at least `history`
     /// and fewer than `history` + one run). `settle()`, at the end of the script, adds the
@@ -26,8 +29,18 @@ enum ClusterStateScripts {
     local hist, hbytes = string.match(histcfg, '^(%d+) (%d+)$')
     hist, hbytes = tonumber(hist), tonumber(hbytes)
     local addedbytes = 0
-    local function oldest(hk)
-      return redis.call('XRANGE', hk, '-', '+', 'COUNT', 1)[1]
+    -- The runs' bookkeeping, oldest first, in a list beside the stream (`{p}hr:CH`, items
+    -- `ID COUNT BYTES STAMP`): reading the oldest run's numbers from the stream itself would
+    -- copy its records into Lua, the whole run, on every trim step.
+    local function oldest(ch)
+      local head = redis.call('LINDEX', p .. 'hr:' .. ch, 0)
+      if not head then return nil end
+      local id, count, size, stamp = string.match(head, '^(%S+) (%d+) (%d+) (%d+)$')
+      return id, tonumber(count), tonumber(size), tonumber(stamp)
+    end
+    local function drop(ch, id)
+      redis.call('XDEL', p .. 'h:' .. ch, id)
+      redis.call('LPOP', p .. 'hr:' .. ch)
     end
     local function record(ch, last, count, blob)
       if hist <= 0 then return end
@@ -38,6 +51,7 @@ enum ClusterStateScripts {
       -- refused by Redis: the run is then not kept, as with history 0.
       local added = redis.pcall('XADD', hk, last .. '-0', 'n', count, 'b', size, 's', stamp, 'r', blob)
       if type(added) == 'table' and added.err then return end
+      redis.call('RPUSH', p .. 'hr:' .. ch, added .. ' ' .. count .. ' ' .. size .. ' ' .. stamp)
       local st = redis.call('HMGET', meta, 'hn', 'hb')
       local hn, hb = tonumber(st[1] or '0'), tonumber(st[2] or '0')
       if hn == 0 then redis.call('ZADD', p .. 'hi', stamp, ch) end
@@ -45,13 +59,15 @@ enum ClusterStateScripts {
       addedbytes = addedbytes + size
       local moved = false
       while hn > hist do
-        local old = oldest(hk)
-        local ocount, osize = tonumber(old[2][2]), tonumber(old[2][4])
-        if hn - ocount < hist then break end
-        redis.call('XDEL', hk, old[1])
+        local id, ocount, osize = oldest(ch)
+        if id == nil or hn - ocount < hist then break end
+        drop(ch, id)
         hn, hb, addedbytes, moved = hn - ocount, hb - osize, addedbytes - osize, true
       end
-      if moved then redis.call('ZADD', p .. 'hi', tonumber(oldest(hk)[2][6]), ch) end
+      if moved then
+        local _, _, _, ostamp = oldest(ch)
+        if ostamp then redis.call('ZADD', p .. 'hi', ostamp, ch) end
+      end
       redis.call('HSET', meta, 'hn', hn, 'hb', hb)
     end
     local function settle()
@@ -60,18 +76,17 @@ enum ClusterStateScripts {
       while total > hbytes do
         local ch = redis.call('ZRANGE', p .. 'hi', 0, 0)[1]
         if ch == nil then break end
-        local hk, meta = p .. 'h:' .. ch, p .. 'm:' .. ch
-        local old = oldest(hk)
-        if old == nil then
+        local meta = p .. 'm:' .. ch
+        local id, ocount, osize = oldest(ch)
+        if id == nil then
           redis.call('ZREM', p .. 'hi', ch)
         else
-          redis.call('XDEL', hk, old[1])
-          local osize = tonumber(old[2][4])
-          redis.call('HINCRBY', meta, 'hn', -tonumber(old[2][2]))
+          drop(ch, id)
+          redis.call('HINCRBY', meta, 'hn', -ocount)
           redis.call('HINCRBY', meta, 'hb', -osize)
           total = redis.call('DECRBY', p .. 'hb', osize)
-          local nxt = oldest(hk)
-          if nxt == nil then redis.call('ZREM', p .. 'hi', ch) else redis.call('ZADD', p .. 'hi', tonumber(nxt[2][6]), ch) end
+          local _, _, _, nstamp = oldest(ch)
+          if nstamp == nil then redis.call('ZREM', p .. 'hi', ch) else redis.call('ZADD', p .. 'hi', nstamp, ch) end
         end
       end
     end
@@ -311,8 +326,11 @@ enum ClusterStateScripts {
     if since ~= '' then
       local hk = p .. 'h:' .. pattern
       seq = tonumber(redis.call('HGET', p .. 'm:' .. pattern, 'seq') or '0')
-      local head = redis.call('XRANGE', hk, '-', '+', 'COUNT', 1)[1]
-      if head then first = tonumber(string.match(head[1], '^(%d+)')) - tonumber(head[2][2]) + 1 end
+      local head = redis.call('LINDEX', p .. 'hr:' .. pattern, 0)
+      if head then
+        local id, count = string.match(head, '^(%d+)-%d+ (%d+) ')
+        first = tonumber(id) - tonumber(count) + 1
+      end
       local s = tonumber(since)
       if s < seq then
         -- Newest run first, so a replay that does not fit keeps the latest events.
