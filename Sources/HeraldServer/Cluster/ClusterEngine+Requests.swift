@@ -15,13 +15,18 @@ extension ClusterEngine {
         var routed: [RoutedEvent] = []
         var unheard: [[UInt8]] = []
         routed.reserveCapacity(batch.count)
+        // A batch is mostly runs of one channel: its routing is looked up once per run.
+        var last: (channel: [UInt8], nodes: [Int], groups: [[UInt8]])?
         for event in batch {
             if let node = event.directNode {
                 sendReply(event, to: node)
                 continue
             }
-            let nodes = table.nodes(for: event.channel)
-            let groups = table.groups(for: event.channel)
+            if last?.channel != event.channel {
+                last = (event.channel, table.nodes(for: event.channel), table.groups(for: event.channel))
+            }
+            let nodes = last?.nodes ?? []
+            let groups = last?.groups ?? []
             if nodes.isEmpty && groups.isEmpty {
                 if let token = event.replyToken {
                     unheard.append(token)
