@@ -2,8 +2,13 @@
 import PackageDescription
 
 /// Herald: a pub/sub daemon for app events. See docs/architecture.md for the module map.
+///
+/// `platforms`: the client uses `Mutex`/`Atomic` (module Synchronization: macOS 15, iOS 18,
+/// tvOS 18, watchOS 11, visionOS 2), which also cover Observation (macOS 14, iOS 17); the
+/// oldest releases with both are declared (docs/client.md, "Platforms").
 let package = Package(
     name: "Herald",
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .executable(name: "heraldd", targets: ["heraldd"]),
         .executable(name: "herald-bench", targets: ["herald-bench"]),
@@ -47,7 +52,11 @@ let package = Package(
             name: "HeraldServer",
             dependencies: ["CLibUV", "CHiredis", "COpenSSL", "HeraldWire", "HeraldBroker", "HeraldArguments", "HeraldTLS"]
         ),
-        .target(name: "Herald", dependencies: ["HeraldWire", "HeraldTLS"]),
+        // OpenSSL only on Linux: on Apple platforms the client's transport is Network.framework.
+        .target(
+            name: "Herald",
+            dependencies: ["HeraldWire", .target(name: "HeraldTLS", condition: .when(platforms: [.linux]))]
+        ),
         .executableTarget(name: "herald", dependencies: ["Herald", "HeraldWire", "HeraldArguments"]),
         .executableTarget(
             name: "heraldd",

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The I/O thread: connecting, the handshake, reading and writing, timers, reconnecting.
 extension HeraldClient {
@@ -36,7 +33,7 @@ extension HeraldClient {
             if now >= until {
                 loop.phase = .connect(attempt: attempt)
             } else {
-                waitForWake(milliseconds: Int32(min(200, (until - now) / 1_000_000 + 1)))
+                waitForWake(milliseconds: Int(min(200, (until - now) / 1_000_000 + 1)))
             }
         case .handshake(let deadline):
             if IOLoop.now > deadline {
@@ -51,18 +48,17 @@ extension HeraldClient {
         return true
     }
 
-    private func waitForWake(milliseconds: Int32) {
-        var fds = [pollfd(fd: loop.wakePipe.readEnd, events: Int16(POLLIN), revents: 0)]
-        if poll(&fds, 1, milliseconds) > 0 { loop.wakePipe.drain() }
+    private func waitForWake(milliseconds: Int) {
+        loop.wakeSignal.wait(milliseconds: milliseconds)
     }
 
     private func connectStep(attempt: Int) {
         notify(state.withLock { $0.transition(to: attempt == 0 ? .connecting : .reconnecting(attempt: attempt)) },
                of: attempt == 0 ? .connecting : .reconnecting(attempt: attempt))
-        loop.wakePipe.drain()
+        loop.wakeSignal.drain()
         do {
-            let socket = try Socket.connect(to: configuration.endpoint, tls: configuration.tls, timeout: configuration.connectTimeout,
-                                            wake: loop.wakePipe.readEnd)
+            let socket = try PlatformTransport.connect(to: configuration.endpoint, tls: configuration.tls,
+                                                       timeout: configuration.connectTimeout, wake: loop.wakeSignal)
             loop.socket = socket
             loop.attempt = attempt
             loop.lastHeard = IOLoop.now
@@ -87,18 +83,13 @@ extension HeraldClient {
             return
         }
         guard let socket = loop.socket else { return }
-        var fds = [
-            pollfd(fd: socket.fd, events: Int16(POLLIN) | (loop.hasBacklog ? Int16(POLLOUT) : 0), revents: 0),
-            pollfd(fd: loop.wakePipe.readEnd, events: Int16(POLLIN), revents: 0),
-        ]
         // TLS may hold decrypted bytes the socket no longer signals: read them without waiting.
         let buffered = socket.hasBufferedInput
-        guard poll(&fds, 2, buffered ? 0 : 200) > 0 || buffered else { return }
-        if fds[1].revents != 0 { loop.wakePipe.drain() }
-        if buffered || fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { readAvailable(socket) }
+        let readable = socket.wait(milliseconds: buffered ? 0 : 200, writable: loop.hasBacklog, wake: loop.wakeSignal)
+        if buffered || readable { readAvailable(socket) }
     }
 
-    private func readAvailable(_ socket: Socket) {
+    private func readAvailable(_ socket: PlatformTransport) {
         for _ in 0..<16 {
             let count: Int
             do {
@@ -210,10 +201,7 @@ extension HeraldClient {
         let deadline = IOLoop.now + 1_000_000_000
         while let socket = loop.socket, loop.hasBacklog, IOLoop.now < deadline {
             do { try loop.flush() } catch { break }
-            if loop.hasBacklog {
-                var fds = [pollfd(fd: socket.fd, events: Int16(POLLOUT), revents: 0)]
-                _ = poll(&fds, 1, 50)
-            }
+            if loop.hasBacklog { _ = socket.wait(milliseconds: 50, writable: true, wake: loop.wakeSignal) }
         }
         loop.dropSocket()
         loop.phase = .stopped

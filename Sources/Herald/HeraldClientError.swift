@@ -78,3 +78,11 @@ public enum HeraldClientError: Error, Sendable, Equatable, CustomStringConvertib
         }
     }
 }
+
+extension HeraldClientError {
+    /// The cause without the `cannot connect:` prefix, for nesting.
+    var reason: String {
+        if case .connectionFailed(let why) = self { return why }
+        return description
+    }
+}
