@@ -285,6 +285,8 @@ extension HeraldClient {
 
     /// Drops subscriptions whose weak owner is gone, and tells the daemon.
     func sweepDeadOwners() {
+        let probed = state.withLock { state in state.subscriptions.values.compactMap { $0.binding.ownerProbe == nil ? nil : $0.binding } }
+        for binding in probed { binding.ownerProbe?(binding) }
         let dead = state.withLock { state -> [SubscriptionBinding] in
             let names = state.subscriptions.filter { $0.value.binding.ownerAlive.map { !$0() } ?? false }.map(\.key)
             return names.compactMap { name in

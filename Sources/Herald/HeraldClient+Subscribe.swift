@@ -106,7 +106,11 @@ extension HeraldClient {
     // MARK: Internals
 
     func queue(for mode: DeliveryMode) -> SubscriptionBinding.Target {
-        .queue(mode == .ordered ? orderedQueue : backgroundQueue)
+        switch mode {
+        case .ordered: return .queue(orderedQueue)
+        case .background: return .queue(backgroundQueue)
+        case .mainActor: return .queue(.main)
+        }
     }
 
     /// Wraps a typed handler: decode failures go to the error handler, never crash.
@@ -124,7 +128,8 @@ extension HeraldClient {
 
     /// Records a subscription and sends its `sub` when the link is up (else on connect).
     func bind(_ channel: Channel, options: SubscriptionOptions, target: SubscriptionBinding.Target,
-              ownerAlive: (@Sendable () -> Bool)?, onEnd: (@Sendable () -> Void)? = nil,
+              ownerAlive: (@Sendable () -> Bool)?, ownerProbe: (@Sendable (SubscriptionBinding) -> Void)? = nil,
+              onEnd: (@Sendable () -> Void)? = nil,
               signal: (@Sendable (IncomingSignal) -> Void)? = nil,
               deliver: @escaping @Sendable (IncomingEvent) -> Void) throws(HeraldClientError) -> SubscriptionBinding {
         let isPattern = try channel.validatedPattern()
@@ -137,7 +142,7 @@ extension HeraldClient {
             let id = state.nextBindingID
             state.nextBindingID += 1
             let binding = SubscriptionBinding(name: options.name ?? "h\(id)", id: id, target: target,
-                                              ownerAlive: ownerAlive, onEnd: onEnd, notify: options.onEnd,
+                                              ownerAlive: ownerAlive, ownerProbe: ownerProbe, onEnd: onEnd, notify: options.onEnd,
                                               deliver: deliver)
             let replaced = state.subscriptions[binding.name]?.binding
             var record = SubscriptionRecord(binding: binding, channel: channel, isPattern: isPattern, group: options.group,

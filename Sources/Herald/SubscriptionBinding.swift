@@ -23,6 +23,9 @@ final class SubscriptionBinding: Sendable {
     let deliver: @Sendable (IncomingEvent) -> Void
     /// False once a weak owner is gone; nil when there is no owner.
     let ownerAlive: (@Sendable () -> Bool)?
+    /// For an owner that may only be touched on its own actor (a `@MainActor` owner): asked by
+    /// the once-a-second sweep to check the owner there and unbind when it is gone.
+    let ownerProbe: (@Sendable (SubscriptionBinding) -> Void)?
     private let ending: Mutex<Ending>
     private let cancelled = Atomic<Bool>(false)
     private let readiness = Mutex<Readiness>(Readiness())
@@ -45,12 +48,13 @@ final class SubscriptionBinding: Sendable {
     }
 
     init(name: String, id: Int, target: Target, ownerAlive: (@Sendable () -> Bool)? = nil,
-         onEnd: (@Sendable () -> Void)? = nil, notify: (@Sendable (SubscriptionEnd) -> Void)? = nil,
+         ownerProbe: (@Sendable (SubscriptionBinding) -> Void)? = nil, onEnd: (@Sendable () -> Void)? = nil, notify: (@Sendable (SubscriptionEnd) -> Void)? = nil,
          deliver: @escaping @Sendable (IncomingEvent) -> Void) {
         self.name = name
         self.id = id
         self.target = target
         self.ownerAlive = ownerAlive
+        self.ownerProbe = ownerProbe
         self.ending = Mutex(Ending(finish: onEnd, notify: notify))
         self.deliver = deliver
     }

@@ -6,6 +6,9 @@ public enum DeliveryMode: Sendable, Equatable {
     case ordered
     /// On a concurrent queue: handlers may run at the same time and out of order.
     case background
+    /// On the main actor (the main dispatch queue), in arrival order across all `.mainActor`
+    /// subscriptions; for handlers typed `@MainActor`, use ``HeraldClient/subscribeOnMain(_:options:handler:)``.
+    case mainActor
 }
 
 /// The options of one subscription, as the daemon's `sub` op takes them.
@@ -40,7 +43,7 @@ public struct SubscriptionOptions: Sendable {
     ///   - group: queue group name.
     ///   - max: number of deliveries before the subscription ends.
     ///   - args: JSON echoed with each event.
-    ///   - delivery: `.ordered` (default) or `.background`.
+    ///   - delivery: `.ordered` (default), `.background` or `.mainActor`.
     ///   - current: ask for the retained state first (`current:true`).
     ///   - since: replay history after this `seq` first (concrete channels only).
     ///   - onEnd: called once when the subscription ends, with the reason.
