@@ -36,14 +36,16 @@ extension HeraldClient {
 
     /// Completes the pending answer for `rid`, if it is still pending (exactly once).
     private func complete(rid: Int, with result: Result<ServerFrame, HeraldClientError>) {
-        let entry = state.withLock { $0.pending.removeValue(forKey: rid) }
+        let entry = state.withLock { state in
+            state.abandoned.remove(rid) == nil ? state.pending.removeValue(forKey: rid) : nil
+        }
         entry?.complete(result)
     }
 
     private func handleError(_ frame: ServerFrame) {
         let code = frame.string("error") ?? "unknown"
         let error = HeraldClientError.server(code: code, message: frame.string("message") ?? "", op: frame.string("op"))
-        if let rid = frame.int("rid"), state.withLock({ $0.pending[rid] != nil }) {
+        if let rid = frame.int("rid"), state.withLock({ $0.pending[rid] != nil || $0.abandoned.contains(rid) }) {
             complete(rid: rid, with: .failure(error))
             return
         }
@@ -121,8 +123,9 @@ extension HeraldClient {
             state.linkUp = true
             state.everConnected = true
             let observers = state.transition(to: .connected)
-            defer { state.connectWaiters = [] }
-            return (observers, state.connectWaiters, lines)
+            state.retryFirstConnect = false
+            defer { state.connectWaiters = [:] }
+            return (observers, Array(state.connectWaiters.values), lines)
         }
         loop.backlog.append(contentsOf: lines)
         loop.phase = .running

@@ -30,7 +30,10 @@ extension HeraldClient {
             connectStep(attempt: attempt)
         case .backoff(let until, let attempt):
             let now = IOLoop.now
-            if now >= until {
+            if state.withLock({ !$0.everConnected && !$0.retryFirstConnect }) {
+                // Every `connect(waitsForConnectivity:)` caller was cancelled: stop trying.
+                connectionEnded(.failure("connect cancelled"), failedAttempt: attempt)
+            } else if now >= until {
                 loop.phase = .connect(attempt: attempt)
             } else {
                 waitForWake(milliseconds: Int(min(200, (until - now) / 1_000_000 + 1)))
@@ -159,6 +162,7 @@ extension HeraldClient {
             state.outbound = []
             if let epoch = state.info?.epoch { state.previousEpoch = epoch }
             for name in state.subscriptions.keys { state.subscriptions[name]?.acked = false }
+            state.abandoned = []
             defer { state.pending = [:] }
             return Array(state.pending.values)
         }
@@ -172,13 +176,14 @@ extension HeraldClient {
         let next = failedAttempt + 1
         let (observers, waiters, giveUp) = state.withLock { state in
             let observers = state.transition(to: .disconnected(reason))
-            let giveUp = state.closed || !state.everConnected || reason.isAuthRejection
+            let giveUp = state.closed || (!state.everConnected && !state.retryFirstConnect) || reason.isAuthRejection
                 || (policy.maxAttempts.map { next > $0 } ?? false)
             var waiters: [CheckedContinuation<Result<Void, HeraldClientError>, Never>] = []
             if giveUp {
                 state.threadRunning = false
-                waiters = state.connectWaiters
-                state.connectWaiters = []
+                state.retryFirstConnect = false
+                waiters = Array(state.connectWaiters.values)
+                state.connectWaiters = [:]
             }
             return (observers, waiters, giveUp)
         }

@@ -74,7 +74,7 @@ extension HeraldClient {
                 }
             },
             finish: { call.finish($0) })
-        let wake = try state.withLock { state throws(HeraldClientError) -> Bool in
+        let (wake, rid) = try state.withLock { state throws(HeraldClientError) -> (Bool, Int) in
             if state.closed { throw .closed }
             guard state.linkUp else { throw .notConnected }
             // No client deadline: every handler is timed by the daemon, so an answer comes;
@@ -87,10 +87,21 @@ extension HeraldClient {
             writer.int("timeout_ms", milliseconds)
             writer.raw("tag", tag)
             writer.raw("data", data)
-            return state.enqueue(writer.finished())
+            return (state.enqueue(writer.finished()), rid)
         }
+        call.onWithdraw { [weak self] in self?.withdrawSignal(rid: rid) }
         if wake { loop.wake() }
         return call
+    }
+
+    /// A cancelled signal: its sink is swapped for a silent one, so its later callbacks and
+    /// result are still matched to it (and not mistaken for another unnamed signal's, see
+    /// `SignalTable`) but go nowhere; its `ok` removes the entry as usual.
+    private func withdrawSignal(rid: Int) {
+        state.withLock { state in
+            guard state.signals.sinks[rid] != nil else { return }
+            state.signals.sinks[rid] = SignalSink(yield: { _, _ in }, finish: { _ in })
+        }
     }
 
     /// The `ok` (or failure) of a signal: flush callbacks kept for it, then finish it.
