@@ -13,7 +13,7 @@ import Testing
         let compiled = Set(examples.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) })
         var checked = 0
         for section in ["## Requests and responders", "## Locks", "## Instance channels", "## Links",
-                        "### Catching up from a seq", "### Chained calculated values"] {
+                        "### Catching up from a seq", "### Chained calculated values", "## Main actor"] {
             let body = try #require(guide.components(separatedBy: section + "\n").dropFirst().first?.components(separatedBy: "\n#").first)
             for block in body.components(separatedBy: "```swift\n").dropFirst() {
                 let code = block.components(separatedBy: "```").first ?? ""

@@ -1,5 +1,6 @@
 import Foundation
 import Herald
+@testable import HeraldExamples
 import HeraldTestSupport
 import Observation
 import Testing
@@ -120,5 +121,23 @@ func onMainQueue() -> Bool { DispatchQueue.getSpecific(key: mainQueueKey) == tru
         #expect(fired.value == [true], "Observation fired once, on the main thread")
         #expect(await eventuallyOnMain { labels.value == ["light", "dark"] })
         watching.cancel()
+    }
+
+    @Test @MainActor func guideViewModelFollowsValueListAndEventsOnTheMainActor() async throws {
+        let daemon = try TestDaemon()
+        let client = try await connectedClient(daemon)
+        let writer = try await connectedClient(daemon, name: "writer")
+        defer { client.close(); writer.close() }
+        let ownerChannel = Channel("app", "vm", "owner")
+        let todoChannel = Channel("app", "vm", "todo")
+        let owner = try await client.remoteValue(String.self, at: ownerChannel)
+        let todos = try await client.remoteList(Todo.self, at: todoChannel)
+        let model = try SettingsViewModel(client: client, owner: owner, todos: todos)
+        #expect(model.title == "nobody: 0 to do")
+        try await writer.set("ann", at: ownerChannel)
+        let list = try await writer.remoteList(Todo.self, at: todoChannel)
+        try await list.append(Todo(title: "milk", done: false))
+        try await writer.publish(ChatLine(text: "hello", n: 1))
+        #expect(await eventuallyOnMain { model.title == "ann: 1 to do" && model.lastMessage == "hello" })
     }
 }
