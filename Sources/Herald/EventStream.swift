@@ -66,7 +66,9 @@ extension HeraldClient {
     ///     }
     /// - Parameters:
     ///   - topic: the channel or pattern.
-    ///   - options: name, group, max, args (`delivery` does not apply: the consumer decides).
+    ///   - options: name, group, max, args, `onDecodingFailure` (called on the I/O thread for
+    ///     an event that does not decode; else the error handler hears of it). `delivery`
+    ///     does not apply: the consumer decides.
     ///   - buffering: what to keep while the consumer lags (default: newest 1024).
     /// - Returns: the stream.
     /// - Throws: `.badChannel`, `.closed`.
@@ -91,7 +93,11 @@ extension HeraldClient {
                     drops.record(droppedCarrying: lost.metadata.dropped)
                 }
             } catch {
-                self?.report(error)
+                if let onFailure = options.onDecodingFailure {
+                    onFailure(error, incoming.metadata)
+                } else {
+                    self?.report(error)
+                }
             }
         }
         continuation.onTermination = { [weak self] _ in self?.unbind(binding) }

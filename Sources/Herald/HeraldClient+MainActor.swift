@@ -25,7 +25,7 @@ extension HeraldClient {
             MainActor.assumeIsolated { handler(event, metadata) }
         }
         let binding = try bind(topic.channel, options: options, target: queue(for: .mainActor), ownerAlive: nil,
-                               deliver: decoding(Event.self, onMain))
+                               deliver: decoding(Event.self, options: options, onMain))
         return Subscription(binding: binding, channel: topic.channel, client: self, cancelsOnDeinit: true)
     }
 
@@ -83,7 +83,7 @@ extension HeraldClient {
         }
         let binding = try bind(topic.channel, options: options, target: queue(for: .mainActor),
                                ownerAlive: { !reference.isGone }, ownerProbe: probe,
-                               deliver: decoding(Event.self, onMain))
+                               deliver: decoding(Event.self, options: options, onMain))
         return Subscription(binding: binding, channel: topic.channel, client: self, cancelsOnDeinit: false)
     }
 

@@ -15,7 +15,7 @@ extension HeraldClient {
     /// - Throws: `.badChannel`, `.encoding`, `.notConnected`, `.closed`.
     public func signal<Signal: HeraldEvent>(_ value: Signal, on channel: Channel? = nil, tag: RawJSON? = nil,
                                             timeout: Double = 1) throws(HeraldClientError) -> SignalCall<RawJSON?> {
-        try signal(raw: try RawJSON(encoding: value), on: channel ?? Signal.channel, tag: tag, timeout: timeout)
+        try signal(raw: try Self.signalPayload(value), on: channel ?? Signal.channel, tag: tag, timeout: timeout)
     }
 
     /// Sends a typed signal and decodes its callbacks as `Callback`.
@@ -33,7 +33,7 @@ extension HeraldClient {
         _ value: Signal, on channel: Channel? = nil, callbacks: Callback.Type, tag: RawJSON? = nil, timeout: Double = 1
     ) throws(HeraldClientError) -> SignalCall<Callback> {
         let channel = channel ?? Signal.channel
-        return try startSignal(data: try RawJSON(encoding: value), channel: channel, tag: tag, timeout: timeout) { data throws(HeraldClientError) in
+        return try startSignal(data: try Self.signalPayload(value), channel: channel, tag: tag, timeout: timeout) { data throws(HeraldClientError) in
             do throws(HeraldClientError) {
                 return try (data ?? .null).decode(as: Callback.self)
             } catch {

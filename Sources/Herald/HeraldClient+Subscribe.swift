@@ -4,7 +4,7 @@ extension HeraldClient {
     ///
     /// Keep the returned token: releasing it (or calling `cancel()`) unsubscribes. Binding
     /// again under the same `options.name` replaces this subscription. Events that do not
-    /// decode as `Event` go to the error handler. Works before `connect()`: the `sub` is sent
+    /// decode as `Event` go to `options.onDecodingFailure`, or else to the error handler. Works before `connect()`: the `sub` is sent
     /// once connected, and again after every reconnect.
     /// - Parameters:
     ///   - topic: the channel or pattern, typed by its event.
@@ -17,7 +17,7 @@ extension HeraldClient {
         handler: @escaping @Sendable (Event, EventMetadata) -> Void
     ) throws(HeraldClientError) -> Subscription {
         let binding = try bind(topic.channel, options: options, target: queue(for: options.delivery), ownerAlive: nil,
-                               deliver: decoding(Event.self, handler))
+                               deliver: decoding(Event.self, options: options, handler))
         return Subscription(binding: binding, channel: topic.channel, client: self, cancelsOnDeinit: true)
     }
 
@@ -57,7 +57,7 @@ extension HeraldClient {
             handler(owner, event, metadata)
         }
         let binding = try bind(topic.channel, options: options, target: queue(for: options.delivery),
-                               ownerAlive: { [weak owner] in owner != nil }, deliver: decoding(Event.self, deliver))
+                               ownerAlive: { [weak owner] in owner != nil }, deliver: decoding(Event.self, options: options, deliver))
         return Subscription(binding: binding, channel: topic.channel, client: self, cancelsOnDeinit: false)
     }
 
@@ -113,15 +113,22 @@ extension HeraldClient {
         }
     }
 
-    /// Wraps a typed handler: decode failures go to the error handler, never crash.
+    /// Wraps a typed handler: a decode failure goes to the subscription's
+    /// `options.onDecodingFailure` when set (where the handler runs), else to the client's
+    /// error handler; never a crash.
     func decoding<Event: HeraldEvent>(
-        _ type: Event.Type, _ handler: @escaping @Sendable (Event, EventMetadata) -> Void
+        _ type: Event.Type, options: SubscriptionOptions, _ handler: @escaping @Sendable (Event, EventMetadata) -> Void
     ) -> @Sendable (IncomingEvent) -> Void {
-        { [weak self] incoming in
+        let onFailure = options.onDecodingFailure
+        return { [weak self] incoming in
             do throws(HeraldClientError) {
                 handler(try incoming.decode(Event.self), incoming.metadata)
             } catch {
-                self?.report(error)
+                if let onFailure {
+                    onFailure(error, incoming.metadata)
+                } else {
+                    self?.report(error)
+                }
             }
         }
     }
