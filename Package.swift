@@ -66,6 +66,8 @@ let package = Package(
             name: "heraldd",
             dependencies: ["HeraldServer"]
         ),
+        // How fast one client subscriber takes events, per delivery path (docs/benchmarks.md).
+        .executableTarget(name: "herald-client-bench", dependencies: ["Herald"]),
         .executableTarget(
             name: "herald-bench",
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]

@@ -9,7 +9,11 @@ extension HeraldClient {
             report(.malformedFrame(String(decoding: line.prefix(200), as: UTF8.self)))
             return
         }
-        switch frame.kind {
+        let kind = frame.kind
+        // Anything but an event may end a subscription or wake a caller: the events before it
+        // go to their handlers first.
+        if kind != "event" { loop.deliveries.flush() }
+        switch kind {
         case "event":
             deliverEvent(frame)
         case "ok":
@@ -250,22 +254,32 @@ extension HeraldClient {
         let name = event.metadata.subscription
         let isLast = event.metadata.isLast
         let isSnapshot = event.metadata.kind == "current"
+        let seq = event.metadata.seq
         let target = state.withLock { state -> (SubscriptionBinding, Bool)? in
-            guard var record = state.subscriptions[name], record.acked else { return nil }
-            if let alive = record.binding.ownerAlive, !alive() {
+            // In place: copying the whole record out and back per event cost a dozen retains.
+            guard let index = state.subscriptions.index(forKey: name), state.subscriptions.values[index].acked else { return nil }
+            let binding = state.subscriptions.values[index].binding
+            if let alive = binding.ownerAlive, !alive() {
                 state.subscriptions[name] = nil
                 _ = state.enqueue(unsubscribeLine(name))
-                record.binding.cancel()
+                binding.cancel()
                 return nil
             }
-            if let remaining = record.remaining { record.remaining = remaining - 1 }
-            if !isSnapshot, let seq = event.metadata.seq, !record.isPattern { record.lastSeq = seq }
-            let finished = isLast || (record.remaining.map { $0 <= 0 } ?? false)
-            state.subscriptions[name] = finished ? nil : record
-            return (record.binding, finished)
+            var finished = isLast
+            if let remaining = state.subscriptions.values[index].remaining {
+                state.subscriptions.values[index].remaining = remaining - 1
+                if remaining - 1 <= 0 { finished = true }
+            }
+            if !isSnapshot, let seq, !state.subscriptions.values[index].isPattern { state.subscriptions.values[index].lastSeq = seq }
+            if finished { state.subscriptions[name] = nil }
+            return (binding, finished)
         }
         guard let (binding, finished) = target else { return }
-        binding.dispatch(event, finished: finished)
+        if case .queue = binding.target {
+            loop.deliveries.append(binding, event, finished: finished)
+        } else {
+            binding.dispatch(event, finished: finished)
+        }
     }
 
     /// `{"removed":CH,"sub":NAME}`: the daemon dropped the subscription with its instance

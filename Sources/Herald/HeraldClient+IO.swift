@@ -120,9 +120,10 @@ extension HeraldClient {
             }
             if overlong > 0 { report(.malformedFrame("line of \(overlong)+ bytes exceeds maxLine")) }
             for line in lines {
-                guard loop.socket != nil else { return }
+                guard loop.socket != nil else { break }
                 handleLine(line)
             }
+            loop.deliveries.flush()
             guard loop.socket != nil else { return }
         }
     }

@@ -35,6 +35,8 @@ final class IOLoop: @unchecked Sendable {
     /// Cuts the current transport, for other threads (tests cut the connection with it).
     private let activeCutter = Mutex<(@Sendable () -> Void)?>(nil)
     var framer: LineFramer
+    /// Events read but not yet handed to their handlers' queues (see `DeliveryBatch`).
+    var deliveries = DeliveryBatch()
     var backlog: [UInt8] = []
     var backlogOffset = 0
     var readBuffer = [UInt8](repeating: 0, count: 65536)

@@ -140,6 +140,13 @@ final class SubscriptionBinding: Sendable {
         }
     }
 
+    /// Calls the handler unless the subscription was cancelled or its owner is gone meanwhile
+    /// (checked right before the call: `cancel()` may have run while the event waited).
+    func deliverIfWanted(_ event: IncomingEvent) {
+        guard !isCancelled, ownerAlive?() ?? true else { return }
+        deliver(event)
+    }
+
     /// Records whether the last catch-up (`since`, or a restore after a reconnect) was complete.
     func recordRecovery(_ recovered: Bool) {
         recovery.store(recovered ? 1 : 2, ordering: .releasing)
