@@ -256,21 +256,17 @@ extension HeraldClient {
         let isSnapshot = event.metadata.kind == "current"
         let seq = event.metadata.seq
         let target = state.withLock { state -> (SubscriptionBinding, Bool)? in
-            // In place: copying the whole record out and back per event cost a dozen retains.
-            guard let index = state.subscriptions.index(forKey: name), state.subscriptions.values[index].acked else { return nil }
-            let binding = state.subscriptions.values[index].binding
-            if let alive = binding.ownerAlive, !alive() {
+            guard let index = state.subscriptions.index(forKey: name) else { return nil }
+            // In place (`inout` through the dictionary's modify accessor): copying the record
+            // out and back per event cost a dozen retains and releases.
+            let outcome = Self.countDelivery(&state.subscriptions.values[index], seq: isSnapshot ? nil : seq, isLast: isLast)
+            guard let (binding, finished, ownerGone) = outcome else { return nil }
+            if ownerGone {
                 state.subscriptions[name] = nil
                 _ = state.enqueue(unsubscribeLine(name))
                 binding.cancel()
                 return nil
             }
-            var finished = isLast
-            if let remaining = state.subscriptions.values[index].remaining {
-                state.subscriptions.values[index].remaining = remaining - 1
-                if remaining - 1 <= 0 { finished = true }
-            }
-            if !isSnapshot, let seq, !state.subscriptions.values[index].isPattern { state.subscriptions.values[index].lastSeq = seq }
             if finished { state.subscriptions[name] = nil }
             return (binding, finished)
         }
@@ -280,6 +276,21 @@ extension HeraldClient {
         } else {
             binding.dispatch(event, finished: finished)
         }
+    }
+
+    /// One event for `record`: counts it against `max`, remembers its `seq`.
+    /// - Returns: the binding, whether the subscription is finished, whether its owner is gone
+    ///   (nothing counted then); nil when the record's `sub` is not confirmed yet.
+    private static func countDelivery(_ record: inout SubscriptionRecord, seq: Int?, isLast: Bool) -> (SubscriptionBinding, Bool, Bool)? {
+        guard record.acked else { return nil }
+        if let alive = record.binding.ownerAlive, !alive() { return (record.binding, false, true) }
+        var finished = isLast
+        if let remaining = record.remaining {
+            record.remaining = remaining - 1
+            if remaining - 1 <= 0 { finished = true }
+        }
+        if let seq, !record.isPattern { record.lastSeq = seq }
+        return (record.binding, finished, false)
     }
 
     /// `{"removed":CH,"sub":NAME}`: the daemon dropped the subscription with its instance

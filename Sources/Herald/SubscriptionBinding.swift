@@ -114,8 +114,10 @@ final class SubscriptionBinding: Sendable {
                     continuation.resume(returning: .success(endReason ?? .cancelled))
                     return
                 }
-                slot.arm { [weak self] in
-                    let waiter = self?.ending.withLock { $0.waiters.removeValue(forKey: id) }
+                // Strong: the slot lives only until this wait ends, and a weak reference would
+                // give the binding a side table, slowing every retain of it on the event path.
+                slot.arm { [self] in
+                    let waiter = ending.withLock { $0.waiters.removeValue(forKey: id) }
                     waiter?.resume(returning: .failure(.cancelled))
                 }
             }
@@ -189,8 +191,8 @@ final class SubscriptionBinding: Sendable {
                     continuation.resume(returning: readiness.withLock { $0.outcome } ?? .failure(.closed))
                     return
                 }
-                slot.arm { [weak self] in
-                    let waiter = self?.readiness.withLock { $0.waiters.removeValue(forKey: id) }
+                slot.arm { [self] in
+                    let waiter = readiness.withLock { $0.waiters.removeValue(forKey: id) }
                     waiter?.resume(returning: .failure(.cancelled))
                 }
             }

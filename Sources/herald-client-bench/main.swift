@@ -9,8 +9,11 @@
 //   stream  `events(Quote.self)`: the same through the AsyncSequence
 //   json    the typed closure path with Foundation's JSONDecoder, for comparison
 //
-// A raw TCP publisher sends `--count` events as fast as the daemon takes them; the figure is
-// events received per second from the first publish to the last event received. The daemon
+// A raw TCP publisher sends `--count` events as fast as the daemon takes them; the figures are
+// events received per second from the first publish to the last event received, and the
+// process's CPU time (user + system, all threads, the in-process publisher included) per
+// event: on a loaded machine the second moves much less than the first, and the client's own
+// cost per event is a mode's CPU time minus the `socket` mode's. The daemon
 // must keep the backlog (default max_pending 64 MiB holds 200,000 of these ~110-byte events).
 import Dispatch
 import Foundation
@@ -108,11 +111,19 @@ final class Counter: Sendable {
     var count: Int { value.load(ordering: .relaxed) }
 }
 
-/// One measured run: set up the subscriber, publish, wait; events per second.
-func measure(_ mode: String, count: Int, port: Int) async throws -> Double {
+/// CPU seconds (user + system) this process has used so far.
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+/// One measured run: set up the subscriber, publish, wait; events per second and CPU µs per event.
+func measure(_ mode: String, count: Int, port: Int) async throws -> (rate: Double, cpu: Double) {
     let start: UInt64
     let finished: Bool
     let counter = Counter(target: count)
+    let cpuStart = cpuSeconds()
     switch mode {
     case "socket":
         let reader = RawConnection(port: port)
@@ -151,7 +162,8 @@ func measure(_ mode: String, count: Int, port: Int) async throws -> Double {
     }
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     if !finished { print("\(mode): only \(counter.count) of \(count) events in 120 s") }
-    return Double(finished ? count : counter.count) / seconds
+    let received = Double(finished ? count : counter.count)
+    return (received / seconds, (cpuSeconds() - cpuStart) * 1e6 / max(1, received))
 }
 
 var port = 7400
@@ -166,10 +178,10 @@ while let argument = arguments.next() {
     default: fail("usage: herald-client-bench [--port P] [--count N] [--modes socket,raw,typed,stream,json]")
     }
 }
-var results: [String: Double] = [:]
+var results: [String: (rate: Double, cpu: Double)] = [:]
 for mode in modes {
-    let rate = try await measure(mode, count: count, port: port)
-    results[mode] = rate
-    print("\(mode) \(Int(rate)) events/s")
+    let result = try await measure(mode, count: count, port: port)
+    results[mode] = result
+    print("\(mode) \(Int(result.rate)) events/s \(String(format: "%.2f", result.cpu)) cpu_us/event")
 }
-print("{" + modes.map { "\"\($0)\":\(Int(results[$0] ?? 0))" }.joined(separator: ",") + "}")
+print("{" + modes.map { "\"\($0)\":{\"events_per_s\":\(Int(results[$0]?.rate ?? 0)),\"cpu_us\":\(String(format: "%.2f", results[$0]?.cpu ?? 0))}" }.joined(separator: ",") + "}")
