@@ -113,6 +113,7 @@ public final class RemoteValue<Value: Codable & Sendable>: Sendable, Observable 
             apply(nil, rev: rev)
             return nil
         }
+        if kind == "touch", alertTouched(rev: rev) { return nil }
         guard let data else { return nil }
         do throws(HeraldClientError) {
             apply(try data.decode(as: Value.self), rev: rev)
@@ -127,6 +128,19 @@ public final class RemoteValue<Value: Codable & Sendable>: Sendable, Observable 
             if recorded { registrar.withMutation(of: self, keyPath: \.decodingFailure) {} }
             if reportFailure { client?.report(failure) }
             return failure
+        }
+    }
+
+    /// A `touch` at the mirror's rev: every observer is called again with the unchanged value
+    /// (SwiftBinding's `alertChangeListeners`). Returns false when the touch is newer than the
+    /// mirror (a change was missed), so its payload is applied like a `set`.
+    private func alertTouched(rev: Int) -> Bool {
+        mirror.withLock { mirror -> Bool in
+            guard rev <= mirror.rev else { return false }
+            if rev == mirror.rev {
+                for id in mirror.observers.keys.sorted() { schedule(id: id, value: mirror.value, rev: rev) }
+            }
+            return true
         }
     }
 
