@@ -5,7 +5,7 @@ import Synchronization
 /// A value computed from one or more sources (``RemoteValue``, ``RemoteList`` or another
 /// `CalculatedValue`: see ``ValueSource``), recomputed whenever any of them changes.
 ///
-/// Made by ``ValueSource/map(_:)`` and ``combine(_:_:_:)`` / ``combine(_:_:_:_:)``. Like a
+/// Made by ``ValueSource/map(_:)`` and ``combine(_:_:_:transform:)``. Like a
 /// `combineLatest`, it has no value (`current` is nil) until every input holds a value; a
 /// deleted input (value nil) makes it nil again until that input is set anew.
 ///
@@ -115,7 +115,7 @@ public final class CalculatedValue<Value: Sendable>: Sendable, Observable {
     }
 }
 
-/// The latest value and rev of each input (up to three), and a generation counter that grows
+/// The latest value and rev of the input of a `map` (typed; `combine` uses `LatestValues`), and a generation counter that grows
 /// with every accepted change. Shared by the input observers; it never refers to the
 /// calculated value, so it cannot keep it alive.
 final class LatestInputs<A: Sendable, B: Sendable, C: Sendable>: Sendable {

@@ -43,3 +43,33 @@ import Testing
         watching.cancel()
     }
 }
+
+/// Issue 17: `combine` takes any number of sources (a parameter pack), not only two or three.
+@Suite struct CombineManyTests {
+    @Test func combineFollowsFourSourcesOfDifferentKinds() async throws {
+        let daemon = try TestDaemon()
+        let client = try await connectedClient(daemon)
+        defer { client.close() }
+        let name = Channel("app", "many", "name")
+        let count = Channel("app", "many", "count")
+        let flag = Channel("app", "many", "flag")
+        let list = Channel("app", "many", "list")
+        try await client.set("ann", at: name)
+        try await client.set(2, at: count)
+        try await client.set(true, at: flag)
+        try await client.set(["a"], at: list)
+        let who = try await client.remoteValue(String.self, at: name)
+        let howMany = try await client.remoteValue(Int.self, at: count)
+        let on = try await client.remoteValue(Bool.self, at: flag)
+        let items = try await client.remoteList(String.self, at: list)
+        let label = combine(who, howMany.map { $0 * 10 }, on, items) { who, tens, on, items in
+            "\(who) \(tens) \(on) \(items.joined(separator: ","))"
+        }
+        #expect(label.current == "ann 20 true a", "seeded from every input on creation")
+        try await client.set(3, at: count)
+        try await items.append("b")
+        #expect(await eventually { label.current == "ann 30 true a,b" }, "got \(String(describing: label.current))")
+        try await client.delete(at: flag)
+        #expect(await eventually { label.current == nil }, "nil while an input has no value")
+    }
+}
