@@ -7,7 +7,7 @@ public enum DeliveryMode: Sendable, Equatable {
     /// On a concurrent queue: handlers may run at the same time and out of order.
     case background
     /// On the main actor (the main dispatch queue), in arrival order across all `.mainActor`
-    /// subscriptions; for handlers typed `@MainActor`, use ``HeraldClient/subscribeOnMain(_:options:handler:)``.
+    /// subscriptions; for handlers typed `@MainActor`, use `HeraldClient.subscribeOnMain`.
     case mainActor
 }
 
