@@ -140,6 +140,9 @@ final class LatestInputs<A: Sendable, B: Sendable, C: Sendable>: Sendable {
     /// Records input `slot`'s change if its rev is newer than the one held.
     /// - Returns: the inputs after the change, or nil when the change was stale (a replay of
     ///   the value already held, e.g. the alert-now call after seeding from `current`).
+    /// The inputs as recorded so far.
+    var snapshot: Snapshot { state.withLock { $0 } }
+
     func record(slot: Int, rev: Int, _ write: (inout Snapshot) -> Void) -> Snapshot? {
         state.withLock { snapshot -> Snapshot? in
             guard rev > snapshot.revs[slot] else { return nil }
@@ -156,7 +159,7 @@ extension CalculatedValue: ValueSource {
     /// value is fed even if it changes while wiring) and seeded from its `current` at once, so
     /// the result is meaningful on return.
     static func wire<A, B, C>(
-        queue: DispatchQueue,
+        queue: DispatchQueue, latest: LatestInputs<A, B, C>,
         compute: @escaping @Sendable (LatestInputs<A, B, C>.Snapshot) -> Value?,
         inputs: [LatestInputs<A, B, C>.Input]
     ) -> CalculatedValue<Value> {
@@ -171,6 +174,8 @@ extension CalculatedValue: ValueSource {
             observations.append(input.observe(feed))
             feed(input.seed())
         }
+        // As in the type-erased `wire`: the alert-now call may have recorded first, on its queue.
+        feed(latest.snapshot)
         calculated.attach(observations)
         return calculated
     }

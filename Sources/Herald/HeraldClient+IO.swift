@@ -157,6 +157,8 @@ extension HeraldClient {
 
     /// The link is gone: fail what waited for it, then reconnect or stop.
     func lose(_ reason: DisconnectReason) {
+        // Events read before the loss still reach their handlers, before anything ends.
+        loop.deliveries.flush()
         loop.dropSocket()
         let pending = state.withLock { state -> [PendingAnswer] in
             state.linkUp = false

@@ -35,6 +35,9 @@ final class LatestValues: Sendable {
         }
     }
 
+    /// The inputs as recorded so far.
+    var snapshot: Snapshot { state.withLock { $0 } }
+
     private struct Missing: Error {}
 
     /// The values when every one is present, else nil.
@@ -84,6 +87,11 @@ extension CalculatedValue {
             observations.append(input.observe(feed))
             feed(input.seed())
         }
+        // An input's alert-now call may have recorded its value first, on its queue, and not
+        // computed yet: compute here too, so the value is right on return (`update` keeps
+        // whichever of the two computations of this generation lands first).
+        let last = latest.snapshot
+        calculated.update(compute(last.values), generation: last.generation)
         calculated.attach(observations)
         return calculated
     }

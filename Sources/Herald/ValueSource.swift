@@ -74,7 +74,7 @@ extension ValueSource {
     public func map<Output: Sendable>(_ transform: @escaping @Sendable (Value) -> Output) -> CalculatedValue<Output> {
         let latest = LatestInputs<Value, Void, Void>(b: (), c: ())
         return CalculatedValue<Output>.wire(
-            queue: observerQueue,
+            queue: observerQueue, latest: latest,
             compute: { snapshot in snapshot.a.map(transform) },
             inputs: [input(0, of: latest) { $0.a = $1 }]
         )
