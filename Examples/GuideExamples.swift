@@ -68,7 +68,7 @@ func followCar(_ client: HeraldClient, id: Int, onMove: @escaping @Sendable (Int
         onMove(moved.x)
     }
     try await token.ready()
-    let end = await token.ended()
+    let end = try await token.ended()
     if case .removed(let channel) = end {
         print("car \(id) left (\(channel) removed)")
     }

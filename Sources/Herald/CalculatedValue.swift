@@ -5,7 +5,7 @@ import Synchronization
 /// A value computed from one or more sources (``RemoteValue``, ``RemoteList`` or another
 /// `CalculatedValue`: see ``ValueSource``), recomputed whenever any of them changes.
 ///
-/// Made by ``ValueSource/map(_:)`` and ``combine(_:_:_:)`` / ``combine(_:_:_:_:)``. Like a
+/// Made by ``ValueSource/map(_:)`` and ``combine(_:_:_:transform:)``. Like a
 /// `combineLatest`, it has no value (`current` is nil) until every input holds a value; a
 /// deleted input (value nil) makes it nil again until that input is set anew.
 ///
@@ -115,7 +115,7 @@ public final class CalculatedValue<Value: Sendable>: Sendable, Observable {
     }
 }
 
-/// The latest value and rev of each input (up to three), and a generation counter that grows
+/// The latest value and rev of the input of a `map` (typed; `combine` uses `LatestValues`), and a generation counter that grows
 /// with every accepted change. Shared by the input observers; it never refers to the
 /// calculated value, so it cannot keep it alive.
 final class LatestInputs<A: Sendable, B: Sendable, C: Sendable>: Sendable {
@@ -140,6 +140,9 @@ final class LatestInputs<A: Sendable, B: Sendable, C: Sendable>: Sendable {
     /// Records input `slot`'s change if its rev is newer than the one held.
     /// - Returns: the inputs after the change, or nil when the change was stale (a replay of
     ///   the value already held, e.g. the alert-now call after seeding from `current`).
+    /// The inputs as recorded so far.
+    var snapshot: Snapshot { state.withLock { $0 } }
+
     func record(slot: Int, rev: Int, _ write: (inout Snapshot) -> Void) -> Snapshot? {
         state.withLock { snapshot -> Snapshot? in
             guard rev > snapshot.revs[slot] else { return nil }
@@ -156,7 +159,7 @@ extension CalculatedValue: ValueSource {
     /// value is fed even if it changes while wiring) and seeded from its `current` at once, so
     /// the result is meaningful on return.
     static func wire<A, B, C>(
-        queue: DispatchQueue,
+        queue: DispatchQueue, latest: LatestInputs<A, B, C>,
         compute: @escaping @Sendable (LatestInputs<A, B, C>.Snapshot) -> Value?,
         inputs: [LatestInputs<A, B, C>.Input]
     ) -> CalculatedValue<Value> {
@@ -171,6 +174,8 @@ extension CalculatedValue: ValueSource {
             observations.append(input.observe(feed))
             feed(input.seed())
         }
+        // As in the type-erased `wire`: the alert-now call may have recorded first, on its queue.
+        feed(latest.snapshot)
         calculated.attach(observations)
         return calculated
     }

@@ -111,6 +111,9 @@ struct ClientState {
     var everConnected = false
     var nextRid = 1
     var pending: [Int: PendingAnswer] = [:]
+    /// `rid`s whose callers were cancelled: their answers are dropped silently (a late `req`
+    /// `timeout` is not an error anyone needs to hear about). Cleared on disconnect.
+    var abandoned: Set<Int> = []
     var subscriptions: [String: SubscriptionRecord] = [:]
     var nextOrder = 0
     var nextBindingID = 1
@@ -121,7 +124,12 @@ struct ClientState {
     /// The epoch of the previous connection, to decide whether `since` can help.
     var previousEpoch: String?
     var errorHandler: (@Sendable (HeraldClientError) -> Void)?
-    var connectWaiters: [CheckedContinuation<Result<Void, HeraldClientError>, Never>] = []
+    /// Callers of `connect()` waiting for the link, by id (a cancelled one removes itself).
+    var connectWaiters: [Int: CheckedContinuation<Result<Void, HeraldClientError>, Never>] = [:]
+    var nextConnectWaiter = 0
+    /// `connect(waitsForConnectivity: true)` is waiting: failed first attempts are retried
+    /// under the reconnect policy instead of ending `connect()`.
+    var retryFirstConnect = false
     /// Locks held, in the order taken (restored after a reconnect).
     var locks: [LockRecord] = []
     /// Instance channels this client owns, in the order declared (declared again after a reconnect).

@@ -48,7 +48,10 @@ public struct EventMetadata: Sendable {
 }
 
 /// One event as received: its metadata and its raw `data`.
-struct IncomingEvent: Sendable {
+///
+/// A class: it is handed from the I/O thread to a queue and on to the handler, and copying
+/// the struct (a dozen reference-counted fields) at each step cost more than the one object.
+final class IncomingEvent: Sendable {
     let metadata: EventMetadata
     /// The `data` bytes; nil when the publisher sent none.
     let data: RawJSON?

@@ -28,8 +28,18 @@ public struct EventStream<Event: HeraldEvent>: AsyncSequence, Sendable {
     /// One delivery: the event and its metadata.
     public typealias Element = Delivery<Event>
 
-    let base: AsyncStream<Delivery<Event>>
+    /// What the I/O thread queues: the event still undecoded (the consumer decodes it, so
+    /// decoding runs beside the I/O thread, as handlers do) and the drops it carries.
+    struct Pending: Sendable {
+        let incoming: IncomingEvent
+        let dropped: Int
+    }
+
+    let base: AsyncStream<Pending>
     let drops: DropCounter
+    /// Where an event that does not decode is reported (the subscription's
+    /// `onDecodingFailure`, else the client's error handler).
+    let onFailure: @Sendable (HeraldClientError, EventMetadata) -> Void
     /// The subscription; cancelling it finishes the stream.
     public let subscription: Subscription
 
@@ -38,22 +48,40 @@ public struct EventStream<Event: HeraldEvent>: AsyncSequence, Sendable {
 
     /// Makes the iterator (it keeps the subscription alive while iterating).
     public func makeAsyncIterator() -> Iterator {
-        Iterator(base: base.makeAsyncIterator(), subscription: subscription)
+        Iterator(base: base.makeAsyncIterator(), onFailure: onFailure, subscription: subscription)
     }
 
     /// Iterates deliveries.
     public struct Iterator: AsyncIteratorProtocol {
-        var base: AsyncStream<Delivery<Event>>.Iterator
+        var base: AsyncStream<Pending>.Iterator
+        let onFailure: @Sendable (HeraldClientError, EventMetadata) -> Void
         let subscription: Subscription
 
         /// The next delivery, or nil when the stream finished.
         public mutating func next() async -> Delivery<Event>? {
-            await base.next()
+            while let pending = await base.next() {
+                if let delivery = Self.decoded(pending, onFailure) { return delivery }
+            }
+            return nil
         }
 
         /// The next delivery (isolation-preserving form).
         public mutating func next(isolation actor: isolated (any Actor)?) async -> Delivery<Event>? {
-            await base.next(isolation: actor)
+            while let pending = await base.next(isolation: actor) {
+                if let delivery = Self.decoded(pending, onFailure) { return delivery }
+            }
+            return nil
+        }
+
+        /// Decodes one queued event; a failure is reported and the event skipped.
+        private static func decoded(_ pending: Pending, _ onFailure: @Sendable (HeraldClientError, EventMetadata) -> Void) -> Delivery<Event>? {
+            do throws(HeraldClientError) {
+                let event = try pending.incoming.decode(Event.self)
+                return Delivery(event: event, metadata: pending.incoming.metadata.addingDrops(pending.dropped))
+            } catch {
+                onFailure(error, pending.incoming.metadata)
+                return nil
+            }
         }
     }
 }
@@ -66,7 +94,9 @@ extension HeraldClient {
     ///     }
     /// - Parameters:
     ///   - topic: the channel or pattern.
-    ///   - options: name, group, max, args (`delivery` does not apply: the consumer decides).
+    ///   - options: name, group, max, args, `onDecodingFailure` (called in the consuming
+    ///     task for an event that does not decode, which is skipped; else the error handler
+    ///     hears of it). `delivery` does not apply: the consumer decides.
     ///   - buffering: what to keep while the consumer lags (default: newest 1024).
     /// - Returns: the stream.
     /// - Throws: `.badChannel`, `.closed`.
@@ -74,29 +104,27 @@ extension HeraldClient {
         _ topic: Topic<Event>, options: SubscriptionOptions = SubscriptionOptions(),
         buffering: StreamBuffering = .newest(1024)
     ) throws(HeraldClientError) -> EventStream<Event> {
-        let policy: AsyncStream<Delivery<Event>>.Continuation.BufferingPolicy
+        let policy: AsyncStream<EventStream<Event>.Pending>.Continuation.BufferingPolicy
         switch buffering {
         case .unbounded: policy = .unbounded
         case .newest(let n): policy = .bufferingNewest(max(1, n))
         case .oldest(let n): policy = .bufferingOldest(max(1, n))
         }
-        let (stream, continuation) = AsyncStream.makeStream(of: Delivery<Event>.self, bufferingPolicy: policy)
+        let (stream, continuation) = AsyncStream.makeStream(of: EventStream<Event>.Pending.self, bufferingPolicy: policy)
         let drops = DropCounter()
         let binding = try bind(topic.channel, options: options, target: .inline, ownerAlive: nil,
-                               onEnd: { continuation.finish() }) { [weak self] incoming in
-            do throws(HeraldClientError) {
-                let event = try incoming.decode(Event.self)
-                let metadata = incoming.metadata.addingDrops(drops.takeUnreported())
-                if case .dropped(let lost) = continuation.yield(Delivery(event: event, metadata: metadata)) {
-                    drops.record(droppedCarrying: lost.metadata.dropped)
-                }
-            } catch {
-                self?.report(error)
+                               onEnd: { continuation.finish() }) { incoming in
+            let pending = EventStream<Event>.Pending(incoming: incoming, dropped: drops.takeUnreported())
+            if case .dropped(let lost) = continuation.yield(pending) {
+                drops.record(droppedCarrying: lost.dropped)
             }
         }
         continuation.onTermination = { [weak self] _ in self?.unbind(binding) }
         let subscription = Subscription(binding: binding, channel: topic.channel, client: self, cancelsOnDeinit: true)
-        return EventStream(base: stream, drops: drops, subscription: subscription)
+        let onFailure: @Sendable (HeraldClientError, EventMetadata) -> Void = options.onDecodingFailure ?? { [weak self] error, _ in
+            self?.report(error)
+        }
+        return EventStream(base: stream, drops: drops, onFailure: onFailure, subscription: subscription)
     }
 
     /// The stream form for an event type's home channel.

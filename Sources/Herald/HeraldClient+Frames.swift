@@ -9,7 +9,11 @@ extension HeraldClient {
             report(.malformedFrame(String(decoding: line.prefix(200), as: UTF8.self)))
             return
         }
-        switch frame.kind {
+        let kind = frame.kind
+        // Anything but an event may end a subscription or wake a caller: the events before it
+        // go to their handlers first.
+        if kind != "event" { loop.deliveries.flush() }
+        switch kind {
         case "event":
             deliverEvent(frame)
         case "ok":
@@ -36,14 +40,16 @@ extension HeraldClient {
 
     /// Completes the pending answer for `rid`, if it is still pending (exactly once).
     private func complete(rid: Int, with result: Result<ServerFrame, HeraldClientError>) {
-        let entry = state.withLock { $0.pending.removeValue(forKey: rid) }
+        let entry = state.withLock { state in
+            state.abandoned.remove(rid) == nil ? state.pending.removeValue(forKey: rid) : nil
+        }
         entry?.complete(result)
     }
 
     private func handleError(_ frame: ServerFrame) {
         let code = frame.string("error") ?? "unknown"
         let error = HeraldClientError.server(code: code, message: frame.string("message") ?? "", op: frame.string("op"))
-        if let rid = frame.int("rid"), state.withLock({ $0.pending[rid] != nil }) {
+        if let rid = frame.int("rid"), state.withLock({ $0.pending[rid] != nil || $0.abandoned.contains(rid) }) {
             complete(rid: rid, with: .failure(error))
             return
         }
@@ -121,8 +127,9 @@ extension HeraldClient {
             state.linkUp = true
             state.everConnected = true
             let observers = state.transition(to: .connected)
-            defer { state.connectWaiters = [] }
-            return (observers, state.connectWaiters, lines)
+            state.retryFirstConnect = false
+            defer { state.connectWaiters = [:] }
+            return (observers, Array(state.connectWaiters.values), lines)
         }
         loop.backlog.append(contentsOf: lines)
         loop.phase = .running
@@ -247,22 +254,43 @@ extension HeraldClient {
         let name = event.metadata.subscription
         let isLast = event.metadata.isLast
         let isSnapshot = event.metadata.kind == "current"
+        let seq = event.metadata.seq
         let target = state.withLock { state -> (SubscriptionBinding, Bool)? in
-            guard var record = state.subscriptions[name], record.acked else { return nil }
-            if let alive = record.binding.ownerAlive, !alive() {
+            guard let index = state.subscriptions.index(forKey: name) else { return nil }
+            // In place (`inout` through the dictionary's modify accessor): copying the record
+            // out and back per event cost a dozen retains and releases.
+            let outcome = Self.countDelivery(&state.subscriptions.values[index], seq: isSnapshot ? nil : seq, isLast: isLast)
+            guard let (binding, finished, ownerGone) = outcome else { return nil }
+            if ownerGone {
                 state.subscriptions[name] = nil
                 _ = state.enqueue(unsubscribeLine(name))
-                record.binding.cancel()
+                binding.cancel()
                 return nil
             }
-            if let remaining = record.remaining { record.remaining = remaining - 1 }
-            if !isSnapshot, let seq = event.metadata.seq, !record.isPattern { record.lastSeq = seq }
-            let finished = isLast || (record.remaining.map { $0 <= 0 } ?? false)
-            state.subscriptions[name] = finished ? nil : record
-            return (record.binding, finished)
+            if finished { state.subscriptions[name] = nil }
+            return (binding, finished)
         }
         guard let (binding, finished) = target else { return }
-        binding.dispatch(event, finished: finished)
+        if case .queue = binding.target {
+            loop.deliveries.append(binding, event, finished: finished)
+        } else {
+            binding.dispatch(event, finished: finished)
+        }
+    }
+
+    /// One event for `record`: counts it against `max`, remembers its `seq`.
+    /// - Returns: the binding, whether the subscription is finished, whether its owner is gone
+    ///   (nothing counted then); nil when the record's `sub` is not confirmed yet.
+    private static func countDelivery(_ record: inout SubscriptionRecord, seq: Int?, isLast: Bool) -> (SubscriptionBinding, Bool, Bool)? {
+        guard record.acked else { return nil }
+        if let alive = record.binding.ownerAlive, !alive() { return (record.binding, false, true) }
+        var finished = isLast
+        if let remaining = record.remaining {
+            record.remaining = remaining - 1
+            if remaining - 1 <= 0 { finished = true }
+        }
+        if let seq, !record.isPattern { record.lastSeq = seq }
+        return (record.binding, finished, false)
     }
 
     /// `{"removed":CH,"sub":NAME}`: the daemon dropped the subscription with its instance
@@ -285,6 +313,8 @@ extension HeraldClient {
 
     /// Drops subscriptions whose weak owner is gone, and tells the daemon.
     func sweepDeadOwners() {
+        let probed = state.withLock { state in state.subscriptions.values.compactMap { $0.binding.ownerProbe == nil ? nil : $0.binding } }
+        for binding in probed { binding.ownerProbe?(binding) }
         let dead = state.withLock { state -> [SubscriptionBinding] in
             let names = state.subscriptions.filter { $0.value.binding.ownerAlive.map { !$0() } ?? false }.map(\.key)
             return names.compactMap { name in

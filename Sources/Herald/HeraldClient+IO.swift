@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The I/O thread: connecting, the handshake, reading and writing, timers, reconnecting.
 extension HeraldClient {
@@ -33,10 +30,13 @@ extension HeraldClient {
             connectStep(attempt: attempt)
         case .backoff(let until, let attempt):
             let now = IOLoop.now
-            if now >= until {
+            if state.withLock({ !$0.everConnected && !$0.retryFirstConnect }) {
+                // Every `connect(waitsForConnectivity:)` caller was cancelled: stop trying.
+                connectionEnded(.failure("connect cancelled"), failedAttempt: attempt)
+            } else if now >= until {
                 loop.phase = .connect(attempt: attempt)
             } else {
-                waitForWake(milliseconds: Int32(min(200, (until - now) / 1_000_000 + 1)))
+                waitForWake(milliseconds: Int(min(200, (until - now) / 1_000_000 + 1)))
             }
         case .handshake(let deadline):
             if IOLoop.now > deadline {
@@ -51,18 +51,17 @@ extension HeraldClient {
         return true
     }
 
-    private func waitForWake(milliseconds: Int32) {
-        var fds = [pollfd(fd: loop.wakePipe.readEnd, events: Int16(POLLIN), revents: 0)]
-        if poll(&fds, 1, milliseconds) > 0 { loop.wakePipe.drain() }
+    private func waitForWake(milliseconds: Int) {
+        loop.wakeSignal.wait(milliseconds: milliseconds)
     }
 
     private func connectStep(attempt: Int) {
         notify(state.withLock { $0.transition(to: attempt == 0 ? .connecting : .reconnecting(attempt: attempt)) },
                of: attempt == 0 ? .connecting : .reconnecting(attempt: attempt))
-        loop.wakePipe.drain()
+        loop.wakeSignal.drain()
         do {
-            let socket = try Socket.connect(to: configuration.endpoint, tls: configuration.tls, timeout: configuration.connectTimeout,
-                                            wake: loop.wakePipe.readEnd)
+            let socket = try PlatformTransport.connect(to: configuration.endpoint, tls: configuration.tls,
+                                                       timeout: configuration.connectTimeout, wake: loop.wakeSignal)
             loop.socket = socket
             loop.attempt = attempt
             loop.lastHeard = IOLoop.now
@@ -87,18 +86,13 @@ extension HeraldClient {
             return
         }
         guard let socket = loop.socket else { return }
-        var fds = [
-            pollfd(fd: socket.fd, events: Int16(POLLIN) | (loop.hasBacklog ? Int16(POLLOUT) : 0), revents: 0),
-            pollfd(fd: loop.wakePipe.readEnd, events: Int16(POLLIN), revents: 0),
-        ]
         // TLS may hold decrypted bytes the socket no longer signals: read them without waiting.
         let buffered = socket.hasBufferedInput
-        guard poll(&fds, 2, buffered ? 0 : 200) > 0 || buffered else { return }
-        if fds[1].revents != 0 { loop.wakePipe.drain() }
-        if buffered || fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { readAvailable(socket) }
+        let readable = socket.wait(milliseconds: buffered ? 0 : 200, writable: loop.hasBacklog, wake: loop.wakeSignal)
+        if buffered || readable { readAvailable(socket) }
     }
 
-    private func readAvailable(_ socket: Socket) {
+    private func readAvailable(_ socket: PlatformTransport) {
         for _ in 0..<16 {
             let count: Int
             do {
@@ -126,9 +120,10 @@ extension HeraldClient {
             }
             if overlong > 0 { report(.malformedFrame("line of \(overlong)+ bytes exceeds maxLine")) }
             for line in lines {
-                guard loop.socket != nil else { return }
+                guard loop.socket != nil else { break }
                 handleLine(line)
             }
+            loop.deliveries.flush()
             guard loop.socket != nil else { return }
         }
     }
@@ -162,12 +157,15 @@ extension HeraldClient {
 
     /// The link is gone: fail what waited for it, then reconnect or stop.
     func lose(_ reason: DisconnectReason) {
+        // Events read before the loss still reach their handlers, before anything ends.
+        loop.deliveries.flush()
         loop.dropSocket()
         let pending = state.withLock { state -> [PendingAnswer] in
             state.linkUp = false
             state.outbound = []
             if let epoch = state.info?.epoch { state.previousEpoch = epoch }
             for name in state.subscriptions.keys { state.subscriptions[name]?.acked = false }
+            state.abandoned = []
             defer { state.pending = [:] }
             return Array(state.pending.values)
         }
@@ -181,13 +179,14 @@ extension HeraldClient {
         let next = failedAttempt + 1
         let (observers, waiters, giveUp) = state.withLock { state in
             let observers = state.transition(to: .disconnected(reason))
-            let giveUp = state.closed || !state.everConnected || reason.isAuthRejection
+            let giveUp = state.closed || (!state.everConnected && !state.retryFirstConnect) || reason.isAuthRejection
                 || (policy.maxAttempts.map { next > $0 } ?? false)
             var waiters: [CheckedContinuation<Result<Void, HeraldClientError>, Never>] = []
             if giveUp {
                 state.threadRunning = false
-                waiters = state.connectWaiters
-                state.connectWaiters = []
+                state.retryFirstConnect = false
+                waiters = Array(state.connectWaiters.values)
+                state.connectWaiters = [:]
             }
             return (observers, waiters, giveUp)
         }
@@ -210,10 +209,7 @@ extension HeraldClient {
         let deadline = IOLoop.now + 1_000_000_000
         while let socket = loop.socket, loop.hasBacklog, IOLoop.now < deadline {
             do { try loop.flush() } catch { break }
-            if loop.hasBacklog {
-                var fds = [pollfd(fd: socket.fd, events: Int16(POLLOUT), revents: 0)]
-                _ = poll(&fds, 1, 50)
-            }
+            if loop.hasBacklog { _ = socket.wait(milliseconds: 50, writable: true, wake: loop.wakeSignal) }
         }
         loop.dropSocket()
         loop.phase = .stopped

@@ -9,7 +9,8 @@ extension HeraldClient {
     ///     }
     ///
     /// Each offer runs the handler in its own task. A handler that throws, or a signal that
-    /// does not decode as `Signal`, goes to the error handler and counts as `.pass`.
+    /// does not decode as `Signal`, goes to the error handler and counts as `.pass`. For a
+    /// ``HeraldSignal`` type, offers of another kind pass silently (the handler is not called).
     /// - Parameters:
     ///   - type: the signal type; its `channel` is the level handled.
     ///   - options: name, `max`, `args`, `group` (`delivery` does not apply: each offer runs in a task).
@@ -21,6 +22,8 @@ extension HeraldClient {
         handler: @escaping @Sendable (Signal, SignalContext) async throws -> SignalAction
     ) throws(HeraldClientError) -> Subscription {
         try handle(raw: Signal.channel, options: options) { data, context in
+            // Another kind of signal at this level: not for this handler, and not an error.
+            guard Self.offerMatches(data, as: Signal.self) else { return .pass }
             let signal: Signal
             do throws(HeraldClientError) {
                 signal = try (data ?? RawJSON("{}")).decode(as: Signal.self)

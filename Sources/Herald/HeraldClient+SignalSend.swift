@@ -15,7 +15,7 @@ extension HeraldClient {
     /// - Throws: `.badChannel`, `.encoding`, `.notConnected`, `.closed`.
     public func signal<Signal: HeraldEvent>(_ value: Signal, on channel: Channel? = nil, tag: RawJSON? = nil,
                                             timeout: Double = 1) throws(HeraldClientError) -> SignalCall<RawJSON?> {
-        try signal(raw: try RawJSON(encoding: value), on: channel ?? Signal.channel, tag: tag, timeout: timeout)
+        try signal(raw: try Self.signalPayload(value), on: channel ?? Signal.channel, tag: tag, timeout: timeout)
     }
 
     /// Sends a typed signal and decodes its callbacks as `Callback`.
@@ -33,7 +33,7 @@ extension HeraldClient {
         _ value: Signal, on channel: Channel? = nil, callbacks: Callback.Type, tag: RawJSON? = nil, timeout: Double = 1
     ) throws(HeraldClientError) -> SignalCall<Callback> {
         let channel = channel ?? Signal.channel
-        return try startSignal(data: try RawJSON(encoding: value), channel: channel, tag: tag, timeout: timeout) { data throws(HeraldClientError) in
+        return try startSignal(data: try Self.signalPayload(value), channel: channel, tag: tag, timeout: timeout) { data throws(HeraldClientError) in
             do throws(HeraldClientError) {
                 return try (data ?? .null).decode(as: Callback.self)
             } catch {
@@ -74,7 +74,7 @@ extension HeraldClient {
                 }
             },
             finish: { call.finish($0) })
-        let wake = try state.withLock { state throws(HeraldClientError) -> Bool in
+        let (wake, rid) = try state.withLock { state throws(HeraldClientError) -> (Bool, Int) in
             if state.closed { throw .closed }
             guard state.linkUp else { throw .notConnected }
             // No client deadline: every handler is timed by the daemon, so an answer comes;
@@ -87,10 +87,21 @@ extension HeraldClient {
             writer.int("timeout_ms", milliseconds)
             writer.raw("tag", tag)
             writer.raw("data", data)
-            return state.enqueue(writer.finished())
+            return (state.enqueue(writer.finished()), rid)
         }
+        call.onWithdraw { [weak self] in self?.withdrawSignal(rid: rid) }
         if wake { loop.wake() }
         return call
+    }
+
+    /// A cancelled signal: its sink is swapped for a silent one, so its later callbacks and
+    /// result are still matched to it (and not mistaken for another unnamed signal's, see
+    /// `SignalTable`) but go nowhere; its `ok` removes the entry as usual.
+    private func withdrawSignal(rid: Int) {
+        state.withLock { state in
+            guard state.signals.sinks[rid] != nil else { return }
+            state.signals.sinks[rid] = SignalSink(yield: { _, _ in }, finish: { _ in })
+        }
     }
 
     /// The `ok` (or failure) of a signal: flush callbacks kept for it, then finish it.

@@ -4,7 +4,7 @@ extension HeraldClient {
     ///
     /// Keep the returned token: releasing it (or calling `cancel()`) unsubscribes. Binding
     /// again under the same `options.name` replaces this subscription. Events that do not
-    /// decode as `Event` go to the error handler. Works before `connect()`: the `sub` is sent
+    /// decode as `Event` go to `options.onDecodingFailure`, or else to the error handler. Works before `connect()`: the `sub` is sent
     /// once connected, and again after every reconnect.
     /// - Parameters:
     ///   - topic: the channel or pattern, typed by its event.
@@ -17,7 +17,7 @@ extension HeraldClient {
         handler: @escaping @Sendable (Event, EventMetadata) -> Void
     ) throws(HeraldClientError) -> Subscription {
         let binding = try bind(topic.channel, options: options, target: queue(for: options.delivery), ownerAlive: nil,
-                               deliver: decoding(Event.self, handler))
+                               deliver: decoding(Event.self, options: options, handler))
         return Subscription(binding: binding, channel: topic.channel, client: self, cancelsOnDeinit: true)
     }
 
@@ -57,7 +57,7 @@ extension HeraldClient {
             handler(owner, event, metadata)
         }
         let binding = try bind(topic.channel, options: options, target: queue(for: options.delivery),
-                               ownerAlive: { [weak owner] in owner != nil }, deliver: decoding(Event.self, deliver))
+                               ownerAlive: { [weak owner] in owner != nil }, deliver: decoding(Event.self, options: options, deliver))
         return Subscription(binding: binding, channel: topic.channel, client: self, cancelsOnDeinit: false)
     }
 
@@ -106,25 +106,37 @@ extension HeraldClient {
     // MARK: Internals
 
     func queue(for mode: DeliveryMode) -> SubscriptionBinding.Target {
-        .queue(mode == .ordered ? orderedQueue : backgroundQueue)
+        switch mode {
+        case .ordered: return .queue(orderedQueue)
+        case .background: return .queue(backgroundQueue)
+        case .mainActor: return .queue(.main)
+        }
     }
 
-    /// Wraps a typed handler: decode failures go to the error handler, never crash.
+    /// Wraps a typed handler: a decode failure goes to the subscription's
+    /// `options.onDecodingFailure` when set (where the handler runs), else to the client's
+    /// error handler; never a crash.
     func decoding<Event: HeraldEvent>(
-        _ type: Event.Type, _ handler: @escaping @Sendable (Event, EventMetadata) -> Void
+        _ type: Event.Type, options: SubscriptionOptions, _ handler: @escaping @Sendable (Event, EventMetadata) -> Void
     ) -> @Sendable (IncomingEvent) -> Void {
-        { [weak self] incoming in
+        let onFailure = options.onDecodingFailure
+        return { [weak self] incoming in
             do throws(HeraldClientError) {
                 handler(try incoming.decode(Event.self), incoming.metadata)
             } catch {
-                self?.report(error)
+                if let onFailure {
+                    onFailure(error, incoming.metadata)
+                } else {
+                    self?.report(error)
+                }
             }
         }
     }
 
     /// Records a subscription and sends its `sub` when the link is up (else on connect).
     func bind(_ channel: Channel, options: SubscriptionOptions, target: SubscriptionBinding.Target,
-              ownerAlive: (@Sendable () -> Bool)?, onEnd: (@Sendable () -> Void)? = nil,
+              ownerAlive: (@Sendable () -> Bool)?, ownerProbe: (@Sendable (SubscriptionBinding) -> Void)? = nil,
+              onEnd: (@Sendable () -> Void)? = nil,
               signal: (@Sendable (IncomingSignal) -> Void)? = nil,
               deliver: @escaping @Sendable (IncomingEvent) -> Void) throws(HeraldClientError) -> SubscriptionBinding {
         let isPattern = try channel.validatedPattern()
@@ -137,7 +149,7 @@ extension HeraldClient {
             let id = state.nextBindingID
             state.nextBindingID += 1
             let binding = SubscriptionBinding(name: options.name ?? "h\(id)", id: id, target: target,
-                                              ownerAlive: ownerAlive, onEnd: onEnd, notify: options.onEnd,
+                                              ownerAlive: ownerAlive, ownerProbe: ownerProbe, onEnd: onEnd, notify: options.onEnd,
                                               deliver: deliver)
             let replaced = state.subscriptions[binding.name]?.binding
             var record = SubscriptionRecord(binding: binding, channel: channel, isPattern: isPattern, group: options.group,

@@ -58,28 +58,61 @@ public final class HeraldClient: Sendable {
 
     /// Connects and waits until the daemon answered `hello` and subscriptions are restored.
     ///
-    /// Subscribing before connecting is fine: the subscriptions are sent once connected. If
-    /// the first attempt fails this throws and nothing retries; once connected, losses are
-    /// retried under `configuration.reconnect`. Calling it while connected returns at once.
-    /// - Throws: `HeraldClientError.connectionFailed` (unreachable, refused, auth) or `.closed`.
-    public func connect() async throws(HeraldClientError) {
-        let outcome: Result<Void, HeraldClientError> = await withCheckedContinuation { continuation in
-            enum Start { case done(Result<Void, HeraldClientError>), wait, startThread }
-            let start = state.withLock { state -> Start in
-                if state.closed { return .done(.failure(.closed)) }
-                if state.linkUp { return .done(.success(())) }
-                state.connectWaiters.append(continuation)
-                if state.threadRunning { return .wait }
-                state.threadRunning = true
-                return .startThread
+    /// Subscribing before connecting is fine: the subscriptions are sent once connected. By
+    /// default a failed first attempt throws and nothing retries; with `waitsForConnectivity`
+    /// failed attempts are retried under `configuration.reconnect` (the same backoff as
+    /// reconnects, states `.reconnecting(attempt:)`) until one succeeds, the policy's
+    /// `maxAttempts` are used up, the token is refused, or the task is cancelled. Once
+    /// connected, losses are always retried under the policy. Calling it while connected
+    /// returns at once.
+    /// - Parameter waitsForConnectivity: retry failed first attempts (an app launched before
+    ///   the daemon, or offline) instead of throwing at once.
+    /// - Throws: `.connectionFailed` (unreachable, refused, auth, attempts used up), `.closed`,
+    ///   `.cancelled` (the task was cancelled; when no other caller waits and the client never
+    ///   connected, it stops trying).
+    public func connect(waitsForConnectivity: Bool = false) async throws(HeraldClientError) {
+        let slot = CancellationSlot()
+        let outcome: Result<Void, HeraldClientError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                enum Start { case done(Result<Void, HeraldClientError>), wait(Int), startThread(Int) }
+                let start = state.withLock { state -> Start in
+                    if state.closed { return .done(.failure(.closed)) }
+                    if state.linkUp { return .done(.success(())) }
+                    if waitsForConnectivity, !state.everConnected { state.retryFirstConnect = true }
+                    let id = state.nextConnectWaiter
+                    state.nextConnectWaiter += 1
+                    state.connectWaiters[id] = continuation
+                    if state.threadRunning { return .wait(id) }
+                    state.threadRunning = true
+                    return .startThread(id)
+                }
+                switch start {
+                case .done(let result):
+                    continuation.resume(returning: result)
+                case .wait(let id):
+                    slot.arm { [weak self] in self?.abandonConnect(waiter: id) }
+                case .startThread(let id):
+                    startThread()
+                    slot.arm { [weak self] in self?.abandonConnect(waiter: id) }
+                }
             }
-            switch start {
-            case .done(let result): continuation.resume(returning: result)
-            case .wait: break
-            case .startThread: startThread()
-            }
+        } onCancel: {
+            slot.cancel()
         }
         try outcome.get()
+    }
+
+    /// A cancelled `connect()`: its caller gets `.cancelled` now. When nobody else waits and the
+    /// client never connected, the next failed attempt ends the trying (no retry goes on
+    /// behind the app's back).
+    private func abandonConnect(waiter id: Int) {
+        let waiter = state.withLock { state -> CheckedContinuation<Result<Void, HeraldClientError>, Never>? in
+            guard let waiter = state.connectWaiters.removeValue(forKey: id) else { return nil }
+            if state.connectWaiters.isEmpty, !state.everConnected { state.retryFirstConnect = false }
+            return waiter
+        }
+        waiter?.resume(returning: .failure(.cancelled))
+        loop.wake()
     }
 
     /// Closes the connection for good: pending answers fail with `.closed`, streams finish.
@@ -91,8 +124,8 @@ public final class HeraldClient: Sendable {
             state.linkUp = false
             let pending = Array(state.pending.values)
             state.pending = [:]
-            let waiters = state.connectWaiters
-            state.connectWaiters = []
+            let waiters = Array(state.connectWaiters.values)
+            state.connectWaiters = [:]
             _ = state.transition(to: .disconnected(.closedByClient))
             let observers = Array(state.observers.values)
             state.observers = [:]
@@ -178,21 +211,40 @@ public final class HeraldClient: Sendable {
     func ask(_ op: String, timeout: Double? = nil, _ fill: (inout FrameWriter) -> Void,
              extra: ((ClientState, inout FrameWriter) -> Void)? = nil) async throws(HeraldClientError) -> ServerFrame {
         let seconds = timeout ?? configuration.requestTimeout
-        let outcome: Result<ServerFrame, HeraldClientError> = await withCheckedContinuation { continuation in
-            let sent = state.withLock { state -> Result<Bool, HeraldClientError> in
-                if state.closed { return .failure(.closed) }
-                guard state.linkUp else { return .failure(.notConnected) }
-                let rid = state.register(timeout: seconds) { continuation.resume(returning: $0) }
-                var writer = FrameWriter(op: op, rid: rid)
-                fill(&writer)
-                extra?(state, &writer)
-                return .success(state.enqueue(writer.finished()))
+        let slot = CancellationSlot()
+        let outcome: Result<ServerFrame, HeraldClientError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let sent = state.withLock { state -> Result<(rid: Int, wake: Bool), HeraldClientError> in
+                    if state.closed { return .failure(.closed) }
+                    guard state.linkUp else { return .failure(.notConnected) }
+                    let rid = state.register(timeout: seconds) { continuation.resume(returning: $0) }
+                    var writer = FrameWriter(op: op, rid: rid)
+                    fill(&writer)
+                    extra?(state, &writer)
+                    return .success((rid, state.enqueue(writer.finished())))
+                }
+                switch sent {
+                case .failure(let error):
+                    continuation.resume(returning: .failure(error))
+                case .success(let (rid, wake)):
+                    if wake { loop.wake() }
+                    slot.arm { [weak self] in self?.abandon(rid: rid) }
+                }
             }
-            switch sent {
-            case .failure(let error): continuation.resume(returning: .failure(error))
-            case .success(let wake): if wake { loop.wake() }
-            }
+        } onCancel: {
+            slot.cancel()
         }
         return try outcome.get()
+    }
+
+    /// The caller of `rid` was cancelled: it gets `.cancelled` now, and the daemon's answer,
+    /// when it comes, is dropped without a report (`ClientState.abandoned`).
+    func abandon(rid: Int) {
+        let entry = state.withLock { state -> PendingAnswer? in
+            guard let entry = state.pending.removeValue(forKey: rid) else { return nil }
+            state.abandoned.insert(rid)
+            return entry
+        }
+        entry?.complete(.failure(.cancelled))
     }
 }

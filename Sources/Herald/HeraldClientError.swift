@@ -11,6 +11,9 @@ public enum HeraldClientError: Error, Sendable, Equatable, CustomStringConvertib
     case disconnected
     /// The client was closed.
     case closed
+    /// The calling task was cancelled (Swift's `CancellationError`, in this type's typed-throws
+    /// form): the call stopped waiting at once and withdrew what it had registered.
+    case cancelled
     /// No answer arrived in time; for a request: no responder replied within its timeout
     /// (the daemon's `timeout`).
     case timeout
@@ -57,6 +60,7 @@ public enum HeraldClientError: Error, Sendable, Equatable, CustomStringConvertib
         case .notConnected: return "not connected"
         case .disconnected: return "connection lost before the answer arrived"
         case .closed: return "client closed"
+        case .cancelled: return "cancelled"
         case .timeout: return "timed out"
         case .noResponders(let channel): return "no responders on \(channel)"
         case .responderFailed(let sub, let channel, let message):
@@ -76,5 +80,13 @@ public enum HeraldClientError: Error, Sendable, Equatable, CustomStringConvertib
         case .subscriptionEnded(let sub, let channel, let reason):
             return "subscription \(sub) on \(channel) ended: \(reason)"
         }
+    }
+}
+
+extension HeraldClientError {
+    /// The cause without the `cannot connect:` prefix, for nesting.
+    var reason: String {
+        if case .connectionFailed(let why) = self { return why }
+        return description
     }
 }

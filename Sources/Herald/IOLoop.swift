@@ -1,11 +1,11 @@
 import Dispatch
 import HeraldWire
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
-/// The I/O thread's own state: the socket, framing, write backlog, and the reconnect phase.
+/// The I/O thread's own state: the transport, framing, write backlog, and the reconnect phase.
+///
+/// Shared by every platform: it knows the transport only through `Transport` and the wake-up
+/// only through `TransportWake` (see `PlatformTransport`).
 ///
 /// Only the I/O thread touches the `var`s (hence `@unchecked Sendable`); other threads use only
 /// `wake()` and `requestStop()`, which are thread-safe.
@@ -23,15 +23,20 @@ final class IOLoop: @unchecked Sendable {
         case stopped
     }
 
-    let wakePipe = WakePipe()
+    let wakeSignal = PlatformWake()
     private let stopFlag = Atomic<Bool>(false)
     var phase: Phase = .connect(attempt: 0)
-    var socket: Socket? {
-        didSet { activeFD.store(socket?.fd ?? -1, ordering: .releasing) }
+    var socket: PlatformTransport? {
+        didSet {
+            let cut = socket?.cutter
+            activeCutter.withLock { $0 = cut }
+        }
     }
-    /// The socket's descriptor for other threads (tests cut the connection with it), -1 when none.
-    let activeFD = Atomic<Int32>(-1)
+    /// Cuts the current transport, for other threads (tests cut the connection with it).
+    private let activeCutter = Mutex<(@Sendable () -> Void)?>(nil)
     var framer: LineFramer
+    /// Events read but not yet handed to their handlers' queues (see `DeliveryBatch`).
+    var deliveries = DeliveryBatch()
     var backlog: [UInt8] = []
     var backlogOffset = 0
     var readBuffer = [UInt8](repeating: 0, count: 65536)
@@ -49,21 +54,21 @@ final class IOLoop: @unchecked Sendable {
     }
 
     /// Makes a blocked `poll` return.
-    func wake() { wakePipe.wake() }
+    func wake() { wakeSignal.wake() }
 
     /// Asks the thread to flush and exit.
     func requestStop() {
         stopFlag.store(true, ordering: .releasing)
-        wakePipe.wake()
+        wakeSignal.wake()
     }
 
     var stopRequested: Bool { stopFlag.load(ordering: .acquiring) }
 
-    /// Cuts the connection as a network failure would (`shutdown`, so the I/O thread sees end of
-    /// stream and reconnects); for tests of the same-daemon reconnect path.
+    /// Cuts the connection as a network failure would (the I/O thread sees the stream end and
+    /// reconnects); for tests of the same-daemon reconnect path.
     func cutConnection() {
-        let fd = activeFD.load(ordering: .acquiring)
-        if fd >= 0 { _ = shutdown(fd, Int32(SHUT_RDWR)) }
+        let cut = activeCutter.withLock { $0 }
+        cut?()
     }
 
     /// Closes the socket and forgets buffered bytes.

@@ -58,11 +58,14 @@ public struct RawJSON: Sendable, Hashable, CustomStringConvertible {
     /// The JSON text.
     public var description: String { String(decoding: bytes, as: UTF8.self) }
 
-    /// Decodes the value with Foundation's `JSONDecoder`.
+    /// Decodes the value straight from its bytes (`PayloadDecoder`, the project's own JSON
+    /// lexer); whatever that decoder does not take on the same terms as Foundation's
+    /// `JSONDecoder` (a `Float`, `1.0` for an `Int`, malformed input) is decoded by `JSONDecoder`.
     /// - Parameter type: the type to decode.
     /// - Returns: the decoded value.
-    /// - Throws: `HeraldClientError.decoding` naming the type and the decoder's complaint.
+    /// - Throws: `HeraldClientError.decoding` naming the type and `JSONDecoder`'s complaint.
     public func decode<Value: Decodable>(as type: Value.Type = Value.self) throws(HeraldClientError) -> Value {
+        if let value = try? PayloadDecoder.decode(Value.self, from: bytes) { return value }
         do {
             return try JSONDecoder().decode(Value.self, from: Data(bytes))
         } catch {

@@ -30,6 +30,7 @@ public final class RemoteList<Element: Codable & Sendable>: Sendable, Observable
         var observers: [Int: @Sendable ([Element], Int) -> Void] = [:]
         /// Per-index observers: the index watched and the handler.
         var indexObservers: [Int: (index: Int, handler: @Sendable (Element?, Int) -> Void)] = [:]
+        var changeObservers: [Int: @Sendable ([Element], ListChange, Int) -> Void] = [:]
         var nextObserver = 0
         var subscription: Subscription?
     }
@@ -88,9 +89,34 @@ public final class RemoteList<Element: Codable & Sendable>: Sendable, Observable
         return Observation { [self] in _ = mirror.withLock { $0.indexObservers.removeValue(forKey: id) } }
     }
 
+    /// Calls `handler` with every accepted change: the list after it, what changed
+    /// (``ListChange``: one position, a splice, the whole list, or a `touch`) and the rev.
+    ///
+    ///     let watching = todo.observeChanges { items, change, rev in
+    ///         switch change {
+    ///         case .index(let row): reloadRow(row)
+    ///         case .structural(let range, let inserted): replaceRows(range, with: inserted)
+    ///         case .whole, .touched: reloadAll()
+    ///         }
+    ///     }
+    /// - Parameters:
+    ///   - alertNow: also call at once with the current list and `.whole`.
+    ///   - handler: gets the elements, the change and the rev, on the client's `.ordered` queue.
+    /// - Returns: the observation; releasing it or `cancel()` stops the calls.
+    public func observeChanges(alertNow: Bool = true, _ handler: @escaping @Sendable ([Element], ListChange, Int) -> Void) -> Observation {
+        let id = mirror.withLock { mirror -> Int in
+            let id = mirror.nextObserver
+            mirror.nextObserver += 1
+            mirror.changeObservers[id] = handler
+            if alertNow { scheduleChange(id: id, elements: mirror.elements, change: .whole, rev: mirror.rev) }
+            return id
+        }
+        return Observation { [self] in _ = mirror.withLock { $0.changeObservers.removeValue(forKey: id) } }
+    }
+
     /// How many observers are registered (tests: calculated values cancel theirs).
     var observerCount: Int {
-        mirror.withLock { $0.observers.count + $0.indexObservers.count }
+        mirror.withLock { $0.observers.count + $0.indexObservers.count + $0.changeObservers.count }
     }
 
     func attach(_ subscription: Subscription) {
@@ -106,7 +132,7 @@ public final class RemoteList<Element: Codable & Sendable>: Sendable, Observable
                 replace(with: [], rev: rev)
             case "index":
                 let element = try (data ?? .null).decode(as: Element.self)
-                change(rev: rev, touches: { $0 == metadata.index }) { elements in
+                change(rev: rev, kind: .index(metadata.index ?? 0), touches: { $0 == metadata.index }) { elements in
                     guard let index = metadata.index, index >= 0, index <= elements.count else { return false }
                     if index == elements.count { elements.append(element) } else { elements[index] = element }
                     return true
@@ -117,14 +143,15 @@ public final class RemoteList<Element: Codable & Sendable>: Sendable, Observable
                 let start = metadata.index ?? 0
                 // Same length in and out: only the replaced range; else everything after shifts.
                 let sameLength = remove == inserted.count
-                change(rev: rev, touches: { i in sameLength ? (i >= start && i < start + remove) : i >= start }) { elements in
+                change(rev: rev, kind: .structural(start..<(start + max(0, remove)), inserted: inserted.count),
+                       touches: { i in sameLength ? (i >= start && i < start + remove) : i >= start }) { elements in
                     guard let index = metadata.index, index >= 0, remove >= 0, index <= elements.count,
                           remove <= elements.count - index else { return false }
                     elements.replaceSubrange(index..<(index + remove), with: inserted)
                     return true
                 }
             case "touch":
-                break   // the same list at the same rev
+                touched(rev: rev)   // the same list at the same rev: observers hear it again
             default:   // set, current, a get answer: the whole list
                 replace(with: try (data ?? RawJSON("[]")).decode(as: [Element].self), rev: rev)
             }
@@ -139,7 +166,7 @@ public final class RemoteList<Element: Codable & Sendable>: Sendable, Observable
             guard rev > mirror.rev else { return false }
             mirror.elements = elements
             mirror.rev = rev
-            notifyAll(mirror)
+            notifyAll(mirror, change: .whole)
             return true
         }
         if changed { changedObservably() }
@@ -152,12 +179,28 @@ public final class RemoteList<Element: Codable & Sendable>: Sendable, Observable
 
     /// Applies an incremental change when it is the next rev; fetches again on a gap or when
     /// the change does not fit the mirror.
-    private func change(rev: Int, touches: (Int) -> Bool, _ apply: (inout [Element]) -> Bool) {
+    /// A `touch`: at the mirror's rev, every observer is called again with the unchanged list
+    /// (as SwiftBinding's `alertChangeListeners`); past it, a change was missed: fetch.
+    private func touched(rev: Int) {
+        let resync = mirror.withLock { mirror -> Bool in
+            if rev == mirror.rev {
+                notifyAll(mirror, change: .touched)
+                return false
+            }
+            guard rev > mirror.rev, !mirror.resyncing else { return false }
+            mirror.resyncing = true
+            mirror.resyncs += 1
+            return true
+        }
+        if resync { Task { await self.resync() } }
+    }
+
+    private func change(rev: Int, kind: ListChange, touches: (Int) -> Bool, _ apply: (inout [Element]) -> Bool) {
         let outcome = mirror.withLock { mirror -> ListChangeOutcome in
             guard rev > mirror.rev else { return .none }
             if rev == mirror.rev + 1, apply(&mirror.elements) {
                 mirror.rev = rev
-                notifyAll(mirror, touching: touches)
+                notifyAll(mirror, change: kind, touching: touches)
                 return .applied
             }
             guard !mirror.resyncing else { return .none }
@@ -190,8 +233,9 @@ public final class RemoteList<Element: Codable & Sendable>: Sendable, Observable
 
     /// Queues the whole-list observers, and the per-index observers whose index `touching`
     /// says the change may have affected (all of them for a whole-list change).
-    private func notifyAll(_ mirror: Mirror, touching: (Int) -> Bool = { _ in true }) {
+    private func notifyAll(_ mirror: Mirror, change: ListChange, touching: (Int) -> Bool = { _ in true }) {
         for id in mirror.observers.keys.sorted() { schedule(id: id, elements: mirror.elements, rev: mirror.rev) }
+        for id in mirror.changeObservers.keys.sorted() { scheduleChange(id: id, elements: mirror.elements, change: change, rev: mirror.rev) }
         for id in mirror.indexObservers.keys.sorted() {
             guard let watched = mirror.indexObservers[id]?.index, touching(watched) else { continue }
             scheduleIndex(id: id, element: Self.element(mirror.elements, watched), rev: mirror.rev)
@@ -206,6 +250,13 @@ public final class RemoteList<Element: Codable & Sendable>: Sendable, Observable
         queue.async { [self] in
             guard let handler = mirror.withLock({ $0.indexObservers[id]?.handler }) else { return }
             handler(element, rev)
+        }
+    }
+
+    private func scheduleChange(id: Int, elements: [Element], change: ListChange, rev: Int) {
+        queue.async { [self] in
+            guard let handler = mirror.withLock({ $0.changeObservers[id] }) else { return }
+            handler(elements, change, rev)
         }
     }
 

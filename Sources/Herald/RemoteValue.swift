@@ -29,6 +29,7 @@ public final class RemoteValue<Value: Codable & Sendable>: Sendable, Observable 
     private struct Mirror {
         var value: Value?
         var rev = 0
+        var decodingFailure: HeraldClientError?
         var observers: [Int: @Sendable (Value?, Int) -> Void] = [:]
         var nextObserver = 0
         var subscription: Subscription?
@@ -44,6 +45,14 @@ public final class RemoteValue<Value: Codable & Sendable>: Sendable, Observable 
     public var current: Retained<Value> {
         registrar.access(self, keyPath: \.current)
         return mirror.withLock { Retained(value: $0.value, rev: $0.rev) }
+    }
+
+    /// The newest change that did not decode as `Value`, when it is newer than ``current``;
+    /// nil once a newer change decoded (or none failed). A failure is not "unset": `current`
+    /// keeps the last value that decoded (and its rev), and the error handler hears of it too.
+    public var decodingFailure: HeraldClientError? {
+        registrar.access(self, keyPath: \.decodingFailure)
+        return mirror.withLock { $0.decodingFailure }
     }
 
     /// Calls `handler` with every change of the value, and with the current value first when
@@ -95,17 +104,43 @@ public final class RemoteValue<Value: Codable & Sendable>: Sendable, Observable 
     }
 
     /// A state event (or `get` answer) for the channel: applied when newer.
-    func receive(_ data: RawJSON?, kind: String?, rev: Int?) {
-        guard let rev else { return }   // a plain `pub` on the channel: not state
+    /// - Parameter reportFailure: false when the caller throws the failure itself.
+    /// - Returns: the decoding failure, if the data is not a `Value`.
+    @discardableResult
+    func receive(_ data: RawJSON?, kind: String?, rev: Int?, reportFailure: Bool = true) -> HeraldClientError? {
+        guard let rev else { return nil }   // a plain `pub` on the channel: not state
         if kind == "del" {
             apply(nil, rev: rev)
-            return
+            return nil
         }
-        guard let data else { return }
+        if kind == "touch", alertTouched(rev: rev) { return nil }
+        guard let data else { return nil }
         do throws(HeraldClientError) {
             apply(try data.decode(as: Value.self), rev: rev)
+            return nil
         } catch {
-            client?.report(.decoding(type: String(describing: Value.self), channel: channel.name, message: "\(error)"))
+            let failure = HeraldClientError.decoding(type: String(describing: Value.self), channel: channel.name, message: "\(error)")
+            let recorded = mirror.withLock { mirror -> Bool in
+                guard rev > mirror.rev else { return false }
+                mirror.decodingFailure = failure
+                return true
+            }
+            if recorded { registrar.withMutation(of: self, keyPath: \.decodingFailure) {} }
+            if reportFailure { client?.report(failure) }
+            return failure
+        }
+    }
+
+    /// A `touch` at the mirror's rev: every observer is called again with the unchanged value
+    /// (SwiftBinding's `alertChangeListeners`). Returns false when the touch is newer than the
+    /// mirror (a change was missed), so its payload is applied like a `set`.
+    private func alertTouched(rev: Int) -> Bool {
+        mirror.withLock { mirror -> Bool in
+            guard rev <= mirror.rev else { return false }
+            if rev == mirror.rev {
+                for id in mirror.observers.keys.sorted() { schedule(id: id, value: mirror.value, rev: rev) }
+            }
+            return true
         }
     }
 
@@ -114,6 +149,7 @@ public final class RemoteValue<Value: Codable & Sendable>: Sendable, Observable 
             guard rev > mirror.rev else { return false }
             mirror.value = value
             mirror.rev = rev
+            mirror.decodingFailure = nil
             for id in mirror.observers.keys.sorted() { schedule(id: id, value: value, rev: rev) }
             return true
         }
@@ -161,7 +197,8 @@ extension HeraldClient {
     ///   - type: the value's type.
     ///   - channel: a concrete channel.
     /// - Returns: the mirror; releasing it unsubscribes.
-    /// - Throws: `.badChannel`, `.decoding` (the current value is not a `Value`),
+    /// - Throws: `.badChannel`, `.decoding` (the channel holds a value that is not a `Value`:
+    ///   distinct from an unset channel, which returns a mirror with `current.rev` 0),
     ///   `.notConnected`, `.closed`, the daemon's refusals.
     public func remoteValue<Value: Codable & Sendable>(_ type: Value.Type, at channel: Channel) async throws(HeraldClientError) -> RemoteValue<Value> {
         _ = try channel.validatedConcrete()
@@ -176,7 +213,8 @@ extension HeraldClient {
         let snapshot = try await get(rawAt: channel)
         if snapshot.rev > 0 {
             if let value = snapshot.value {
-                remote.receive(value, kind: "get", rev: snapshot.rev)
+                // Held but not a `Value`: thrown here, not mistaken for "never set".
+                if let failure = remote.receive(value, kind: "get", rev: snapshot.rev, reportFailure: false) { throw failure }
             } else {
                 remote.receive(nil, kind: "del", rev: snapshot.rev)
             }

@@ -9,11 +9,11 @@ import Foundation
 struct ServerFrame: Sendable {
     /// The line, without its `\n`.
     let bytes: [UInt8]
-    /// Top-level keys with the range of their value in `bytes`, in wire order.
-    private let fields: [(key: String, range: Range<Int>)]
+    /// Top-level fields in wire order: the key (packed, see `FieldKey`) and its value's range.
+    private let fields: [(key: FieldKey, range: Range<Int>)]
 
     /// The first key: `info`, `ok`, `error`, `event`, `ping`, `pong`, `removed`, ….
-    var kind: String { fields.first?.key ?? "" }
+    var kind: String { fields.first.map { name(of: $0.key) } ?? "" }
 
     /// Splits a line into its top-level fields.
     /// - Parameter bytes: one line from the daemon.
@@ -26,11 +26,26 @@ struct ServerFrame: Sendable {
     }
 
     /// The top-level keys in wire order.
-    var keys: [String] { fields.map(\.key) }
+    var keys: [String] { fields.map { name(of: $0.key) } }
 
     /// The range of `key`'s value.
+    ///
+    /// Why packed keys: every event frame is asked for about fifteen fields; comparing one
+    /// integer per field instead of a `String` (made per field, compared per lookup) took
+    /// most of the raw delivery path's time.
     func range(_ key: String) -> Range<Int>? {
-        fields.first(where: { $0.key == key })?.range
+        var key = key
+        if let wanted = key.withUTF8({ FieldKey.packed($0) }) {
+            for field in fields where field.key.packed == wanted { return field.range }
+            return nil
+        }
+        return fields.first(where: { $0.key.packed == nil && name(of: $0.key) == key })?.range
+        // (`key` was made mutable for `withUTF8`, which small strings serve from the stack.)
+    }
+
+    /// A key's text.
+    private func name(of key: FieldKey) -> String {
+        JSONCursor.decodeString(bytes[key.quoted]) ?? ""
     }
 
     /// The raw value of `key`, or nil when absent.
@@ -73,16 +88,19 @@ struct JSONCursor {
     }
 
     /// The fields of a top-level object, or nil when the text is not one.
-    mutating func topLevelFields() -> [(key: String, range: Range<Int>)]? {
+    mutating func topLevelFields() -> [(key: FieldKey, range: Range<Int>)]? {
         skipSpace()
         guard take(UInt8(ascii: "{")) else { return nil }
-        var fields: [(key: String, range: Range<Int>)] = []
+        var fields: [(key: FieldKey, range: Range<Int>)] = []
+        fields.reserveCapacity(8)
         skipSpace()
         if take(UInt8(ascii: "}")) { return fields }
         while true {
             skipSpace()
             let keyStart = index
-            guard skipString(), let key = Self.decodeString(bytes[keyStart..<index]) else { return nil }
+            guard skipString() else { return nil }
+            let key = FieldKey(bytes: bytes, quoted: keyStart..<index)
+            if key.packed == nil, Self.decodeString(bytes[keyStart..<index]) == nil { return nil }
             skipSpace()
             guard take(UInt8(ascii: ":")) else { return nil }
             skipSpace()
@@ -193,5 +211,32 @@ struct JSONCursor {
             value = sum
         }
         return negative ? -value : value
+    }
+}
+
+/// A top-level key of a frame: where it is, and its bytes packed into one integer when it is
+/// short and plain (every key the client looks up is), so lookups compare integers.
+struct FieldKey {
+    /// The key with its quotes.
+    let quoted: Range<Int>
+    /// Up to 7 bytes and the length in the top byte; nil for longer keys or keys with escapes.
+    let packed: UInt64?
+
+    init(bytes: [UInt8], quoted: Range<Int>) {
+        self.quoted = quoted
+        let contents = bytes[(quoted.lowerBound + 1)..<(quoted.upperBound - 1)]
+        packed = contents.contains(UInt8(ascii: "\\")) ? nil : Self.packed(contents)
+    }
+
+    /// The packed form of a plain key's bytes; nil when longer than 7 bytes.
+    static func packed<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> UInt64? {
+        guard bytes.count <= 7 else { return nil }
+        var value = UInt64(bytes.count) << 56
+        var shift: UInt64 = 0
+        for byte in bytes {
+            value |= UInt64(byte) << shift
+            shift += 8
+        }
+        return value
     }
 }

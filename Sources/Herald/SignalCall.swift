@@ -51,6 +51,8 @@ public final class SignalCall<Callback: Sendable>: Sendable {
     private struct Outcome {
         var result: Result<SignalResult, HeraldClientError>?
         var waiters: [CheckedContinuation<Result<SignalResult, HeraldClientError>, Never>] = []
+        /// Withdraws the signal from the client (its answer and callbacks are then dropped).
+        var withdraw: (@Sendable () -> Void)?
     }
 
     init() {
@@ -62,15 +64,38 @@ public final class SignalCall<Callback: Sendable>: Sendable {
     /// - Throws: `.disconnected` (the connection dropped first), `.closed`, the daemon's
     ///   refusal (`bad_channel`, `bad_field`, `forbidden`).
     public func result() async throws(HeraldClientError) -> SignalResult {
-        let result: Result<SignalResult, HeraldClientError> = await withCheckedContinuation { waiter in
-            let known = outcome.withLock { outcome -> Result<SignalResult, HeraldClientError>? in
-                if let result = outcome.result { return result }
-                outcome.waiters.append(waiter)
-                return nil
+        let slot = CancellationSlot()
+        let result: Result<SignalResult, HeraldClientError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { waiter in
+                let known = outcome.withLock { outcome -> Result<SignalResult, HeraldClientError>? in
+                    if let result = outcome.result { return result }
+                    outcome.waiters.append(waiter)
+                    return nil
+                }
+                if let known {
+                    waiter.resume(returning: known)
+                } else {
+                    slot.arm { [weak self] in self?.cancel() }
+                }
             }
-            if let known { waiter.resume(returning: known) }
+        } onCancel: {
+            slot.cancel()
         }
         return try result.get()
+    }
+
+    /// Gives up on the signal: `result()` throws `.cancelled`, `callbacks` finishes, and the
+    /// client drops the daemon's later callbacks and result for it. The daemon still routes it
+    /// to the end (the protocol has no op to withdraw a signal), so handlers may still see it.
+    public func cancel() {
+        let withdraw = outcome.withLock { $0.withdraw }
+        finish(.failure(.cancelled))
+        withdraw?()
+    }
+
+    /// Installs what `cancel()` does in the client (remove the signal's entries).
+    func onWithdraw(_ action: @escaping @Sendable () -> Void) {
+        outcome.withLock { $0.withdraw = action }
     }
 
     func yield(_ callback: SignalCallback<Callback>) {
@@ -82,6 +107,7 @@ public final class SignalCall<Callback: Sendable>: Sendable {
         let waiters = outcome.withLock { outcome -> [CheckedContinuation<Result<SignalResult, HeraldClientError>, Never>]? in
             guard outcome.result == nil else { return nil }
             outcome.result = result
+            outcome.withdraw = nil
             defer { outcome.waiters = [] }
             return outcome.waiters
         }

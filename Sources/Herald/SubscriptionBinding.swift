@@ -23,6 +23,9 @@ final class SubscriptionBinding: Sendable {
     let deliver: @Sendable (IncomingEvent) -> Void
     /// False once a weak owner is gone; nil when there is no owner.
     let ownerAlive: (@Sendable () -> Bool)?
+    /// For an owner that may only be touched on its own actor (a `@MainActor` owner): asked by
+    /// the once-a-second sweep to check the owner there and unbind when it is gone.
+    let ownerProbe: (@Sendable (SubscriptionBinding) -> Void)?
     private let ending: Mutex<Ending>
     private let cancelled = Atomic<Bool>(false)
     private let readiness = Mutex<Readiness>(Readiness())
@@ -31,7 +34,8 @@ final class SubscriptionBinding: Sendable {
 
     private struct Readiness {
         var outcome: Result<Void, HeraldClientError>?
-        var waiters: [CheckedContinuation<Result<Void, HeraldClientError>, Never>] = []
+        var waiters: [Int: CheckedContinuation<Result<Void, HeraldClientError>, Never>] = [:]
+        var nextWaiter = 0
     }
 
     /// The end, recorded once: the first reason wins, later calls do nothing.
@@ -41,16 +45,18 @@ final class SubscriptionBinding: Sendable {
         var finish: (@Sendable () -> Void)?
         /// The app's `SubscriptionOptions.onEnd`, run once on the handler's queue.
         var notify: (@Sendable (SubscriptionEnd) -> Void)?
-        var waiters: [CheckedContinuation<SubscriptionEnd, Never>] = []
+        var waiters: [Int: CheckedContinuation<Result<SubscriptionEnd, HeraldClientError>, Never>] = [:]
+        var nextWaiter = 0
     }
 
     init(name: String, id: Int, target: Target, ownerAlive: (@Sendable () -> Bool)? = nil,
-         onEnd: (@Sendable () -> Void)? = nil, notify: (@Sendable (SubscriptionEnd) -> Void)? = nil,
+         ownerProbe: (@Sendable (SubscriptionBinding) -> Void)? = nil, onEnd: (@Sendable () -> Void)? = nil, notify: (@Sendable (SubscriptionEnd) -> Void)? = nil,
          deliver: @escaping @Sendable (IncomingEvent) -> Void) {
         self.name = name
         self.id = id
         self.target = target
         self.ownerAlive = ownerAlive
+        self.ownerProbe = ownerProbe
         self.ending = Mutex(Ending(finish: onEnd, notify: notify))
         self.deliver = deliver
     }
@@ -74,7 +80,7 @@ final class SubscriptionBinding: Sendable {
             defer {
                 ending.finish = nil
                 ending.notify = nil
-                ending.waiters = []
+                ending.waiters = [:]
             }
             return ending
         }
@@ -86,21 +92,37 @@ final class SubscriptionBinding: Sendable {
             case .queue(let queue): queue.async { notify(reason) }
             }
         }
-        for waiter in taken.waiters { waiter.resume(returning: reason) }
+        for waiter in taken.waiters.values { waiter.resume(returning: .success(reason)) }
     }
 
     /// Why the subscription ended; nil while it is live.
     var endReason: SubscriptionEnd? { ending.withLock { $0.reason } }
 
-    /// Waits until the subscription ends and returns why.
-    func ended() async -> SubscriptionEnd {
-        await withCheckedContinuation { continuation in
-            let known = ending.withLock { ending -> SubscriptionEnd? in
-                if let reason = ending.reason { return reason }
-                ending.waiters.append(continuation)
-                return nil
+    /// Waits until the subscription ends and returns why; `.cancelled` when the task is.
+    func ended() async -> Result<SubscriptionEnd, HeraldClientError> {
+        let slot = CancellationSlot()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let id = ending.withLock { ending -> Int? in
+                    if ending.reason != nil { return nil }
+                    let id = ending.nextWaiter
+                    ending.nextWaiter += 1
+                    ending.waiters[id] = continuation
+                    return id
+                }
+                guard let id else {
+                    continuation.resume(returning: .success(endReason ?? .cancelled))
+                    return
+                }
+                // Strong: the slot lives only until this wait ends, and a weak reference would
+                // give the binding a side table, slowing every retain of it on the event path.
+                slot.arm { [self] in
+                    let waiter = ending.withLock { $0.waiters.removeValue(forKey: id) }
+                    waiter?.resume(returning: .failure(.cancelled))
+                }
             }
-            if let known { continuation.resume(returning: known) }
+        } onCancel: {
+            slot.cancel()
         }
     }
 
@@ -118,6 +140,13 @@ final class SubscriptionBinding: Sendable {
             }
             if finished { end(.finished) }
         }
+    }
+
+    /// Calls the handler unless the subscription was cancelled or its owner is gone meanwhile
+    /// (checked right before the call: `cancel()` may have run while the event waited).
+    func deliverIfWanted(_ event: IncomingEvent) {
+        guard !isCancelled, ownerAlive?() ?? true else { return }
+        deliver(event)
     }
 
     /// Records whether the last catch-up (`since`, or a restore after a reconnect) was complete.
@@ -139,21 +168,36 @@ final class SubscriptionBinding: Sendable {
         let waiters = readiness.withLock { state -> [CheckedContinuation<Result<Void, HeraldClientError>, Never>] in
             guard state.outcome == nil else { return [] }
             state.outcome = outcome
-            defer { state.waiters = [] }
-            return state.waiters
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
         }
         for waiter in waiters { waiter.resume(returning: outcome) }
     }
 
-    /// Waits for the daemon's first answer to the `sub`.
+    /// Waits for the daemon's first answer to the `sub`; `.cancelled` when the task is (the
+    /// subscription itself stays).
     func ready() async -> Result<Void, HeraldClientError> {
-        await withCheckedContinuation { continuation in
-            let known = readiness.withLock { state -> Result<Void, HeraldClientError>? in
-                if let outcome = state.outcome { return outcome }
-                state.waiters.append(continuation)
-                return nil
+        let slot = CancellationSlot()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let id = readiness.withLock { state -> Int? in
+                    if state.outcome != nil { return nil }
+                    let id = state.nextWaiter
+                    state.nextWaiter += 1
+                    state.waiters[id] = continuation
+                    return id
+                }
+                guard let id else {
+                    continuation.resume(returning: readiness.withLock { $0.outcome } ?? .failure(.closed))
+                    return
+                }
+                slot.arm { [self] in
+                    let waiter = readiness.withLock { $0.waiters.removeValue(forKey: id) }
+                    waiter?.resume(returning: .failure(.cancelled))
+                }
             }
-            if let known { continuation.resume(returning: known) }
+        } onCancel: {
+            slot.cancel()
         }
     }
 }
@@ -198,9 +242,10 @@ public final class Subscription: Sendable, Hashable {
     /// Waits until the subscription ends and returns why.
     ///
     /// For an instance channel this is how a holder learns the owner removed it:
-    /// `if case .removed = await token.ended() { closeTheView() }`.
+    /// `if case .removed = try await token.ended() { closeTheView() }`.
     /// - Returns: the reason; at once if it already ended.
-    public func ended() async -> SubscriptionEnd { await binding.ended() }
+    /// - Throws: `.cancelled` when the waiting task is cancelled (the subscription stays).
+    public func ended() async throws(HeraldClientError) -> SubscriptionEnd { try await binding.ended().get() }
 
     /// Whether the subscription is still live (not cancelled, not finished by `max`).
     public var isActive: Bool {
@@ -209,7 +254,8 @@ public final class Subscription: Sendable, Hashable {
     }
 
     /// Waits until the daemon confirmed the subscription (events published after this reach it).
-    /// - Throws: the daemon's error (e.g. `bad_channel`, `forbidden`) or `.closed`.
+    /// - Throws: the daemon's error (e.g. `bad_channel`, `forbidden`), `.closed`, or
+    ///   `.cancelled` when the waiting task is cancelled (the subscription stays).
     public func ready() async throws(HeraldClientError) {
         try await binding.ready().get()
     }

@@ -6,6 +6,9 @@ public enum DeliveryMode: Sendable, Equatable {
     case ordered
     /// On a concurrent queue: handlers may run at the same time and out of order.
     case background
+    /// On the main actor (the main dispatch queue), in arrival order across all `.mainActor`
+    /// subscriptions; for handlers typed `@MainActor`, use `HeraldClient.subscribeOnMain`.
+    case mainActor
 }
 
 /// The options of one subscription, as the daemon's `sub` op takes them.
@@ -24,6 +27,10 @@ public struct SubscriptionOptions: Sendable {
     /// instance channel removed it). Runs where the handler runs, after the events already
     /// queued for it, so it is the last call the subscription makes.
     public var onEnd: (@Sendable (SubscriptionEnd) -> Void)?
+    /// Called with an event that does not decode as the subscription's type (and its
+    /// metadata), where the handler runs; the event is skipped. nil: the client's error handler
+    /// gets the `.decoding` error instead. Raw subscriptions never call it.
+    public var onDecodingFailure: (@Sendable (HeraldClientError, EventMetadata) -> Void)?
     /// Ask for the retained state first (`current:true`): one `kind:"current"` event per
     /// matching channel that holds a value or list, also after every reconnect.
     public var current: Bool = false
@@ -40,12 +47,14 @@ public struct SubscriptionOptions: Sendable {
     ///   - group: queue group name.
     ///   - max: number of deliveries before the subscription ends.
     ///   - args: JSON echoed with each event.
-    ///   - delivery: `.ordered` (default) or `.background`.
+    ///   - delivery: `.ordered` (default), `.background` or `.mainActor`.
     ///   - current: ask for the retained state first (`current:true`).
     ///   - since: replay history after this `seq` first (concrete channels only).
     ///   - onEnd: called once when the subscription ends, with the reason.
+    ///   - onDecodingFailure: called with an event that does not decode as the handler's type.
     public init(name: String? = nil, group: String? = nil, max: Int? = nil, args: RawJSON? = nil,
-                delivery: DeliveryMode = .ordered, current: Bool = false, since: Int? = nil, onEnd: (@Sendable (SubscriptionEnd) -> Void)? = nil) {
+                delivery: DeliveryMode = .ordered, current: Bool = false, since: Int? = nil, onEnd: (@Sendable (SubscriptionEnd) -> Void)? = nil,
+                onDecodingFailure: (@Sendable (HeraldClientError, EventMetadata) -> Void)? = nil) {
         self.name = name
         self.group = group
         self.max = max
@@ -54,6 +63,7 @@ public struct SubscriptionOptions: Sendable {
         self.current = current
         self.since = since
         self.onEnd = onEnd
+        self.onDecodingFailure = onDecodingFailure
     }
 
     /// One delivery, then the subscription ends (`once:true`).

@@ -1,6 +1,3 @@
-@_exported import enum HeraldTLS.TLSTrust
-import HeraldTLS
-
 /// TLS settings for a client connection (`ClientConfiguration.tls`).
 ///
 /// The daemon offers TLS on its own port (`tls_port`); connect there with these options. The

@@ -1,9 +1,8 @@
-import HeraldTLS
-#if canImport(Glibc)
+#if !canImport(Network)
 import Glibc
-#endif
+import HeraldTLS
 
-/// The TLS layer of a client `Socket`: an engine over memory BIOs plus the ciphertext the
+/// The TLS layer of a client `SocketTransport`: an engine over memory BIOs plus the ciphertext the
 /// socket has not taken yet. Owned by the I/O thread, like the socket.
 final class TLSStream {
     private let engine: TLSEngine
@@ -33,7 +32,7 @@ final class TLSStream {
                           wake: Int32) throws(HeraldClientError) -> TLSStream {
         let stream: TLSStream
         do {
-            let context = try TLSContext.client(trust: options.trust)
+            let context = try TLSContext.client(trust: options.trust.openSSLTrust)
             stream = TLSStream(engine: try TLSEngine(context: context, serverName: options.serverName ?? host))
         } catch {
             throw .connectionFailed(error.description)
@@ -119,7 +118,7 @@ final class TLSStream {
             if n < 0 {
                 let code = errno
                 if code == EAGAIN || code == EWOULDBLOCK || code == EINTR { return }
-                throw .connectionFailed(Socket.errorText(code))
+                throw .connectionFailed(SocketTransport.errorText(code))
             }
             pendingOffset += n
         }
@@ -145,7 +144,7 @@ final class TLSStream {
         if n == 0 { return 0 }
         let code = errno
         if code == EAGAIN || code == EWOULDBLOCK || code == EINTR { return -1 }
-        throw .connectionFailed(Socket.errorText(code))
+        throw .connectionFailed(SocketTransport.errorText(code))
     }
 }
 
@@ -157,3 +156,15 @@ private enum DispatchTimeNanos {
         return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
     }
 }
+
+extension TLSTrust {
+    /// The same choice in `HeraldTLS`'s terms (the OpenSSL context builder's own enum).
+    var openSSLTrust: HeraldTLS.TLSTrust {
+        switch self {
+        case .certificateAuthorities(let file): return .certificateAuthorities(file: file)
+        case .system: return .system
+        case .insecure: return .insecure
+        }
+    }
+}
+#endif

@@ -74,7 +74,7 @@ extension ValueSource {
     public func map<Output: Sendable>(_ transform: @escaping @Sendable (Value) -> Output) -> CalculatedValue<Output> {
         let latest = LatestInputs<Value, Void, Void>(b: (), c: ())
         return CalculatedValue<Output>.wire(
-            queue: observerQueue,
+            queue: observerQueue, latest: latest,
             compute: { snapshot in snapshot.a.map(transform) },
             inputs: [input(0, of: latest) { $0.a = $1 }]
         )
@@ -96,52 +96,38 @@ extension ValueSource {
     }
 }
 
-/// A calculated value from two sources, recomputed when either changes.
+/// A calculated value from any number of sources (at least two), recomputed when any changes.
 ///
 ///     let label = combine(theme, user) { theme, user in "\(user.name) (\(theme.mode))" }
+///     let line = combine(theme, user, todo, unread) { theme, user, items, count in … }
 /// - Parameters:
-///   - a: the first input (a remote value, list or calculated value); its queue runs the observers.
-///   - b: the second input (may belong to another client).
-///   - transform: computes the result once both hold a value; quick and pure, any thread.
-/// - Returns: the calculated value; nil until both inputs hold a value.
-public func combine<A: ValueSource, B: ValueSource, Output: Sendable>(
-    _ a: A, _ b: B, _ transform: @escaping @Sendable (A.Value, B.Value) -> Output
-) -> CalculatedValue<Output> {
-    let latest = LatestInputs<A.Value, B.Value, Void>(c: ())
-    return CalculatedValue<Output>.wire(
-        queue: a.observerQueue,
-        compute: { snapshot in
-            guard let x = snapshot.a, let y = snapshot.b else { return nil }
-            return transform(x, y)
-        },
-        inputs: [
-            a.input(0, of: latest) { $0.a = $1 },
-            b.input(1, of: latest) { $0.b = $1 },
-        ]
-    )
-}
-
-/// A calculated value from three sources, recomputed when any changes.
-/// - Parameters:
-///   - a: the first input; its queue runs the observers.
-///   - b: the second input.
-///   - c: the third input.
-///   - transform: computes the result once all three hold a value; quick and pure, any thread.
+///   - first: the first input (a remote value, list or calculated value); its queue runs the
+///     observers.
+///   - second: the second input (inputs may belong to different clients).
+///   - rest: more inputs, any number (a parameter pack).
+///   - transform: computes the result once every input holds a value; quick and pure, any thread.
 /// - Returns: the calculated value; nil until every input holds a value.
-public func combine<A: ValueSource, B: ValueSource, C: ValueSource, Output: Sendable>(
-    _ a: A, _ b: B, _ c: C, _ transform: @escaping @Sendable (A.Value, B.Value, C.Value) -> Output
+public func combine<First: ValueSource, Second: ValueSource, each Rest: ValueSource, Output: Sendable>(
+    _ first: First, _ second: Second, _ rest: repeat each Rest,
+    transform: @escaping @Sendable (First.Value, Second.Value, repeat (each Rest).Value) -> Output
 ) -> CalculatedValue<Output> {
-    let latest = LatestInputs<A.Value, B.Value, C.Value>()
-    return CalculatedValue<Output>.wire(
-        queue: a.observerQueue,
-        compute: { snapshot in
-            guard let x = snapshot.a, let y = snapshot.b, let z = snapshot.c else { return nil }
-            return transform(x, y, z)
-        },
-        inputs: [
-            a.input(0, of: latest) { $0.a = $1 },
-            b.input(1, of: latest) { $0.b = $1 },
-            c.input(2, of: latest) { $0.c = $1 },
-        ]
-    )
+    var count = 2
+    for _ in repeat (each Rest).self { count += 1 }
+    let latest = LatestValues(count: count)
+    var inputs = [first.input(0, of: latest), second.input(1, of: latest)]
+    var slot = 2
+    for source in repeat each rest {
+        inputs.append(source.input(slot, of: latest))
+        slot += 1
+    }
+    return CalculatedValue<Output>.wire(queue: first.observerQueue, latest: latest, inputs: inputs) { values in
+        var index = 2
+        func next<T>(_ type: T.Type) -> T? {
+            defer { index += 1 }
+            return values[index] as? T
+        }
+        guard let a = values[0] as? First.Value, let b = values[1] as? Second.Value,
+              let others = LatestValues.allPresent((repeat next((each Rest).Value.self))) else { return nil }
+        return transform(a, b, repeat each others)
+    }
 }

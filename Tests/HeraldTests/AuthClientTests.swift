@@ -93,7 +93,7 @@ import Testing
         try await kept.ready()
         try await revoked.ready()
         try daemon.reload(config: #"auth: { users: [ { name: "app", token: "t", subscribe: { allow: ["app.>"] } } ] }"#)
-        let end = await revoked.ended()
+        let end = try await revoked.ended()
         #expect(end == .forbidden(pattern: "news.today"))
         #expect(client.connectionState == .connected)
         #expect(kept.isActive)

@@ -1,11 +1,10 @@
-#if canImport(Glibc)
+#if !canImport(Network)
 import Glibc
-#endif
 
-extension Socket {
+extension SocketTransport {
     /// Runs the TLS handshake on the connected socket; on failure the socket is closed.
     /// - Throws: `HeraldClientError.connectionFailed` naming the endpoint and OpenSSL's reason.
-    mutating func startTLS(_ options: TLSOptions, endpoint: Endpoint, timeout: Double, wake: Int32) throws(HeraldClientError) {
+    func startTLS(_ options: TLSOptions, endpoint: Endpoint, timeout: Double, wake: Int32) throws(HeraldClientError) {
         var host: String?
         if case .tcp(let name, _) = endpoint { host = name }
         do {
@@ -27,3 +26,4 @@ extension Socket {
         try tls?.sendPending(fd: fd)
     }
 }
+#endif

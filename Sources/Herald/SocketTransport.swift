@@ -1,26 +1,28 @@
-#if canImport(Glibc)
+#if !canImport(Network)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
-/// A non-blocking stream socket owned by the client's I/O thread.
+/// The Linux transport: a non-blocking stream socket owned by the client's I/O thread.
 ///
 /// Why plain sockets and `poll`: the client must not need libuv, and one thread per client
 /// polling one socket plus a wake pipe is simple and enough for an app's event traffic.
-struct Socket {
+final class SocketTransport: Transport {
     /// The file descriptor; closed by `close()`.
     let fd: Int32
     /// The TLS layer when the configuration asks for TLS; `read`/`write` then carry plaintext.
     var tls: TLSStream?
 
+    private init(fd: Int32) {
+        self.fd = fd
+    }
+
     /// Connects to `endpoint` within `timeout` seconds, giving up early if `wake` becomes readable.
     /// - Parameter tls: when set, a TLS handshake follows the connect (within the same timeout).
     /// - Returns: a connected non-blocking socket.
     /// - Throws: `HeraldClientError.connectionFailed` naming the cause.
-    static func connect(to endpoint: Endpoint, tls: TLSOptions? = nil, timeout: Double,
-                        wake: Int32) throws(HeraldClientError) -> Socket {
-        var socket: Socket
+    static func connect(to endpoint: Endpoint, tls: TLSOptions?, timeout: Double,
+                        wake: WakePipe) throws(HeraldClientError) -> SocketTransport {
+        let socket: SocketTransport
+        let wake = wake.readEnd
         switch endpoint {
         case .unix(let path):
             socket = try connectUnix(path: path, timeout: timeout, wake: wake)
@@ -33,7 +35,7 @@ struct Socket {
         return socket
     }
 
-    private static func connectTCP(host: String, port: Int, timeout: Double, wake: Int32) throws(HeraldClientError) -> Socket {
+    private static func connectTCP(host: String, port: Int, timeout: Double, wake: Int32) throws(HeraldClientError) -> SocketTransport {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -61,7 +63,7 @@ struct Socket {
         throw .connectionFailed("\(host):\(port): \(lastError)")
     }
 
-    private static func connectUnix(path: String, timeout: Double, wake: Int32) throws(HeraldClientError) -> Socket {
+    private static func connectUnix(path: String, timeout: Double, wake: Int32) throws(HeraldClientError) -> SocketTransport {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
@@ -84,7 +86,7 @@ struct Socket {
 
     /// One non-blocking connect with a poll for completion.
     private static func attempt(family: Int32, address: UnsafePointer<sockaddr>, length: socklen_t,
-                                timeout: Double, wake: Int32) throws(HeraldClientError) -> Socket {
+                                timeout: Double, wake: Int32) throws(HeraldClientError) -> SocketTransport {
         let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .connectionFailed(errorText(errno)) }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
@@ -108,7 +110,7 @@ struct Socket {
                 throw .connectionFailed(errorText(soError))
             }
         }
-        return Socket(fd: fd)
+        return SocketTransport(fd: fd)
     }
 
     /// Reads what is available into `buffer`.
@@ -139,52 +141,27 @@ struct Socket {
         Glibc.close(fd)
     }
 
+    /// Polls the socket and the wake pipe; drains the pipe when it fired.
+    /// - Returns: true when the socket has input, end of stream or an error to read.
+    func wait(milliseconds: Int, writable: Bool, wake: WakePipe) -> Bool {
+        var fds = [
+            pollfd(fd: fd, events: Int16(POLLIN) | (writable ? Int16(POLLOUT) : 0), revents: 0),
+            pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0),
+        ]
+        guard poll(&fds, 2, Int32(clamping: milliseconds)) > 0 else { return false }
+        if fds[1].revents != 0 { wake.drain() }
+        return fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0
+    }
+
+    /// `shutdown` of the descriptor, so the I/O thread sees end of stream and reconnects.
+    var cutter: @Sendable () -> Void {
+        let fd = self.fd
+        return { _ = shutdown(fd, Int32(SHUT_RDWR)) }
+    }
+
     static func errorText(_ code: Int32) -> String {
         String(cString: strerror(code))
     }
 }
 
-extension HeraldClientError {
-    /// The cause without the `cannot connect:` prefix, for nesting.
-    var reason: String {
-        if case .connectionFailed(let why) = self { return why }
-        return description
-    }
-}
-
-/// A self-pipe that wakes the I/O thread's `poll` when there is something to send or to stop.
-final class WakePipe: Sendable {
-    let readEnd: Int32
-    let writeEnd: Int32
-
-    init() {
-        var ends: [Int32] = [-1, -1]
-        if pipe(&ends) == 0 {
-            for end in ends {
-                _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-            }
-        } else {
-            ends = [-1, -1]
-        }
-        readEnd = ends[0]
-        writeEnd = ends[1]
-    }
-
-    deinit {
-        if readEnd >= 0 { Glibc.close(readEnd) }
-        if writeEnd >= 0 { Glibc.close(writeEnd) }
-    }
-
-    /// Makes the next (or current) poll return.
-    func wake() {
-        var byte: UInt8 = 1
-        _ = Glibc.write(writeEnd, &byte, 1)
-    }
-
-    /// Empties the pipe after a wake.
-    func drain() {
-        var buffer = [UInt8](repeating: 0, count: 64)
-        while buffer.withUnsafeMutableBytes({ Glibc.read(readEnd, $0.baseAddress, $0.count) }) > 0 {}
-    }
-}
+#endif
