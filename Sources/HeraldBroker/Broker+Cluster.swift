@@ -17,7 +17,9 @@ extension Broker {
     /// Redis gave a receipted event its `seq`: answers the publisher. In cluster mode
     /// `receivers` counts the nodes the event went to (docs/cluster.md, "receipts").
     public func clusterPublished(receipt: Int, seq: Int, nodes: Int) {
-        guard let waiting = cluster?.receipts.removeValue(forKey: receipt) else { return }
+        guard let waiting = cluster?.takeReceipt(receipt) else { return }
+        // A half-closed publisher closes once its last receipt is written.
+        defer { closeIfDrained(waiting.session) }
         let session = waiting.session
         guard sessions[session.id] === session, !session.closeAfterFlush else { return }
         write(session) { out in
@@ -34,7 +36,9 @@ extension Broker {
     /// A batch could not be published (Redis unreachable): each receipted publisher gets
     /// `unavailable`; events without a receipt are lost, as a `pub` without `rid` may be.
     public func clusterPublishFailed(receipt: Int, reason: String) {
-        guard let waiting = cluster?.receipts.removeValue(forKey: receipt) else { return }
+        guard let waiting = cluster?.takeReceipt(receipt) else { return }
+        // A half-closed publisher closes once its last receipt is written.
+        defer { closeIfDrained(waiting.session) }
         let session = waiting.session
         guard sessions[session.id] === session, !session.closeAfterFlush else { return }
         write(session) { out in

@@ -66,7 +66,9 @@ extension Broker {
     /// The requester's node said whether a reply sent from here was the first: answers the
     /// replier's `rid`.
     public func remoteReplyAnswered(receipt: Int, delivered: Bool) {
-        guard let waiting = cluster?.receipts.removeValue(forKey: receipt) else { return }
+        guard let waiting = cluster?.takeReceipt(receipt) else { return }
+        // A half-closed publisher closes once its last receipt is written.
+        defer { closeIfDrained(waiting.session) }
         let session = waiting.session
         guard sessions[session.id] === session, !session.closeAfterFlush else { return }
         write(session) { out in
@@ -80,7 +82,9 @@ extension Broker {
     /// A reply could not be sent to the requester's node (Redis unreachable): its `rid` is
     /// answered `unavailable`.
     public func remoteReplyFailed(receipt: Int, reason: String) {
-        guard let waiting = cluster?.receipts.removeValue(forKey: receipt) else { return }
+        guard let waiting = cluster?.takeReceipt(receipt) else { return }
+        // A half-closed publisher closes once its last receipt is written.
+        defer { closeIfDrained(waiting.session) }
         let session = waiting.session
         guard sessions[session.id] === session, !session.closeAfterFlush else { return }
         write(session) { out in

@@ -33,11 +33,12 @@ extension Broker {
     }
 
     /// Whether a half-closed connection still waits for something it asked for: a held
-    /// durability answer, a request's reply or timeout, a signal's outcome.
+    /// durability answer, a request's reply or timeout, a signal's outcome, a cluster receipt.
     /// - Parameter session: the connection.
     /// - Returns: true while any of its answers is still to come.
     func isAwaitingAnswers(_ session: Session) -> Bool {
         !session.barriers.isEmpty || session.signalsInFlight > 0 || requests.hasRequests(of: session.id)
+            || session.clusterReceipts > 0
     }
 
     /// Asks a half-closed connection to close once its last answer is written, when nothing

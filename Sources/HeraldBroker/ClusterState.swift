@@ -214,7 +214,15 @@ public final class ClusterState {
         ticketsDone = max(ticketsDone, ticket)
     }
 
+    /// Removes a receipt to answer it. - Returns: nil when it is gone already.
+    func takeReceipt(_ token: Int) -> Receipt? {
+        guard let receipt = receipts.removeValue(forKey: token) else { return nil }
+        receipt.session.clusterReceipts -= 1
+        return receipt
+    }
+
     func newReceipt(_ session: Session, rid: [UInt8]) -> Int {
+        session.clusterReceipts += 1
         nextReceipt += 1
         receipts[nextReceipt] = Receipt(session: session, rid: rid)
         return nextReceipt

@@ -99,6 +99,10 @@ public final class Session {
     /// answers keep the order of requests.
     public internal(set) var awaitsCluster = false
 
+    /// Receipts (`pub`, `req`, `reply` with `rid` in cluster mode) still to come from Redis:
+    /// a half-closed connection stays open for them.
+    var clusterReceipts = 0
+
     /// Whether the server must hold the connection's further lines (a `hello` being
     /// verified, or a request waiting for the cluster).
     public var isParked: Bool { pendingVerification != nil || awaitsCluster }

@@ -87,6 +87,19 @@ import Testing
         let answer = harness.frames(publisher).first
         #expect(answer?["error"] as? String == "unavailable" && answer?["rid"] as? String == "r1")
     }
+
+    /// `printf '{"op":"pub",…,"rid":1}\n' | nc -q1 …` must print the receipt.
+    @Test func aHalfClosedPublisherStaysOpenUntilItsReceiptIsWritten() {
+        let (harness, cluster) = clustered()
+        let publisher = harness.connect()
+        harness.send(publisher, #"{"op":"pub","ch":"k","rid":1}"#)
+        harness.broker.endOfInput(publisher, now: 0)
+        #expect(!publisher.closeAfterFlush, "the receipt is still to come from Redis")
+        let receipt = cluster.takeOutbox().first { $0.receipt != 0 }?.receipt ?? 0
+        harness.broker.clusterPublished(receipt: receipt, seq: 1, nodes: 0)
+        #expect(harness.frames(publisher).first?["seq"] as? Int == 1)
+        #expect(publisher.closeAfterFlush, "closed once the last receipt was written")
+    }
 }
 
 @Suite struct ClusterCatchUpTests {
