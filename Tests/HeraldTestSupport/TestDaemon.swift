@@ -43,8 +43,36 @@ public final class TestDaemon: @unchecked Sendable {
     }
 
     deinit {
-        stop()
+        killAndReap(process)
+        releasePort()
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// A socket bound to `port`, never listening, while the daemon is stopped: connecting is
+    /// refused as with no daemon, and no other test's daemon can take the port meanwhile (in
+    /// the full parallel run one did, and a client "waiting for the daemon" connected to it).
+    private var reservation: Int32 = -1
+
+    private func reservePort() {
+        guard reservation < 0 else { return }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        if bound == 0 { reservation = fd } else { close(fd) }
+    }
+
+    private func releasePort() {
+        guard reservation >= 0 else { return }
+        close(reservation)
+        reservation = -1
     }
 
     /// Kills the daemon (SIGKILL: no goodbye to clients, like a crash).
@@ -53,6 +81,7 @@ public final class TestDaemon: @unchecked Sendable {
     /// which was seen to hang on a test-pool thread when Foundation missed the exit.
     public func stop() {
         killAndReap(process)
+        reservePort()
     }
 
     /// Freezes the daemon (SIGSTOP): connections stay open but nothing is answered.
@@ -72,7 +101,8 @@ public final class TestDaemon: @unchecked Sendable {
 
     /// Starts a fresh daemon on the same port and socket (new epoch, empty state).
     public func restart() throws {
-        stop()
+        killAndReap(process)
+        releasePort()
         var lastError: Error?
         // The port is free again at once (SO_REUSEADDR); retry briefly in case it is not.
         for _ in 0..<50 {
