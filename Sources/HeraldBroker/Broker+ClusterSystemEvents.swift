@@ -5,6 +5,24 @@ import HeraldWire
 /// every node's, with one `seq` per channel for the cluster, and `data` carries
 /// `"node":NAME` to say where it happened (`client` ids already differ by node).
 extension Broker {
+    /// Publishes `$sys.node.up` (`{"index":I,"name":NAME,"node":…}`) or `$sys.node.down`
+    /// (the same with `"reason":"timeout"|"left"`); `node` (added on the way out, as for
+    /// every `$sys` event in cluster mode) is the node that reports it.
+    public func publishClusterNodeEvent(up: Bool, index: Int, name: String, reason: String? = nil) {
+        var data: [UInt8] = []
+        data.appendRaw(#"{"index":"#)
+        data.appendInt(index)
+        data.appendRaw(#","name":"#)
+        data.appendJSONString(Array(name.utf8))
+        if let reason {
+            data.appendRaw(#","reason":"#)
+            data.appendJSONString(Array(reason.utf8))
+        }
+        data.append(UInt8(ascii: "}"))
+        queueSystemEvent(up ? "$sys.node.up" : "$sys.node.down", data)
+        flushSystemEvents()
+    }
+
     /// Queues the pending system events for Redis, each `data` ending in `"node":NAME`.
     /// They keep no history, as on one node; the engine drops those no node listens to.
     func publishSystemEventsToCluster(_ cluster: ClusterState) {

@@ -80,7 +80,7 @@ extension Broker {
         isFlushingSystemEvents = false
     }
 
-    private func queueSystemEvent(_ channel: StaticString, _ data: [UInt8]) {
+    func queueSystemEvent(_ channel: StaticString, _ data: [UInt8]) {
         var name: [UInt8] = []
         name.appendRaw(channel)
         pendingSystemEvents.append(SystemEvent(channel: name, data: data))

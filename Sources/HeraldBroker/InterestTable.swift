@@ -12,8 +12,8 @@ import HeraldWire
 /// Each (node, pattern) entry remembers the interest version of its last change, so a
 /// snapshot loaded at version V and the change messages around it can be applied in any
 /// order: a change older than what the entry holds is ignored. Entries stay after their
-/// last holder leaves (they keep that version); forgetting a departed node's entries is part
-/// of issue 15 (node failures).
+/// last holder leaves (they keep that version) until that node is forgotten (`forget`: it
+/// left or was declared down), which removes its entries and the patterns nobody else holds.
 public final class InterestTable {
     /// The nodes (by index) holding a pattern, with the version of each one's last change;
     /// a removal keeps its version (as a negative entry) so a late, older add is refused.
@@ -77,6 +77,42 @@ public final class InterestTable {
             if !holders.groups.isEmpty, ChannelName.matches(pattern: pattern, channel: name) { collect(pattern, holders) }
         }
         return found
+    }
+
+    /// Forgets a node that left or was declared down: its entries go, and so do patterns
+    /// and groups no other node has an entry for. Costs the table's size; runs once per
+    /// node failure or departure, never per event. A node index is never reused, except by
+    /// the same node registering again after an outage, whose new changes carry newer
+    /// versions.
+    public func forget(node: Int) {
+        var emptyConcrete: [[UInt8]] = []
+        for (name, holders) in concrete where Self.forget(node, in: holders) { emptyConcrete.append(name) }
+        for name in emptyConcrete { concrete.removeValue(forKey: name) }
+        var emptyPatterns: [[UInt8]] = []
+        wildcards.forEachValue { pattern, holders in
+            if Self.forget(node, in: holders) { emptyPatterns.append(pattern) }
+        }
+        for pattern in emptyPatterns { _ = wildcards.removeValue(at: pattern) }
+    }
+
+    /// How many patterns the table holds an entry for (concrete and wildcard).
+    var entryCount: Int {
+        var wildcardCount = 0
+        wildcards.forEachValue { _, _ in wildcardCount += 1 }
+        return concrete.count + wildcardCount
+    }
+
+    /// Removes `node` from a pattern's holders and its groups. - Returns: whether nothing is
+    /// left of the pattern.
+    private static func forget(_ node: Int, in holders: Holders) -> Bool {
+        holders.versions[node] = nil
+        holders.present.remove(node)
+        for (group, members) in holders.groups {
+            members.versions[node] = nil
+            members.present.remove(node)
+            if members.versions.isEmpty { holders.groups[group] = nil }
+        }
+        return holders.versions.isEmpty && holders.groups.isEmpty
     }
 
     /// Splits a group entry `PATTERN GROUP` (patterns hold no space; a group name may).

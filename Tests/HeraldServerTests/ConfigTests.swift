@@ -287,6 +287,15 @@ private func errorMessage(_ text: String) -> String? {
         #expect(other?.redisHost == "::1" && other?.redisPort == 6379 && other?.keyPrefix == "h2:")
     }
 
+    @Test func nodeTimeoutDefaultsToFiveSecondsAndIsBounded() throws {
+        #expect(try decode(#"{ cluster: { redis: "redis://h", node: "a" } }"#).cluster?.nodeTimeoutMs == 5_000)
+        #expect(try decode(#"{ cluster: { redis: "redis://h", node: "a", node_timeout_ms: 1500 } }"#).cluster?.nodeTimeoutMs == 1_500)
+        for bad in ["999", "600001", "\"5s\"", "-1"] {
+            #expect(problem(#"{ cluster: { redis: "redis://h", node: "a", node_timeout_ms: \#(bad) } }"#)
+                .contains("cluster.node_timeout_ms"), "\(bad)")
+        }
+    }
+
     @Test func badSectionsNameTheirPlace() {
         #expect(problem(#"{ cluster: { redis: "redis://h:1" } }"#).contains("cluster.node"))
         #expect(problem(#"{ cluster: { node: "a" } }"#).contains("cluster.redis"))

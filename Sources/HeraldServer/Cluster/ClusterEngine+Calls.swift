@@ -9,6 +9,7 @@ extension ClusterEngine {
         ("publish", ClusterScripts.publish), ("interest", ClusterScripts.interest),
         ("snapshot", ClusterScripts.snapshot), ("state", ClusterStateScripts.state),
         ("catchUp", ClusterStateScripts.catchUp), ("groupInterest", ClusterGroupScripts.groupInterest),
+        ("reap", ClusterNodeScripts.reap), ("rejoin", ClusterNodeScripts.rejoin),
     ]
 
     /// Sends one call, or keeps it until its interest ticket was released.

@@ -66,10 +66,11 @@ final class ClusterEngine {
         messages.onDisconnect = { [unowned self] reason in lost(reason) }
         commands.start()
         messages.start()
+        let period = UInt64(min(1_000, settings.nodeTimeoutMs / 3))
         uv_timer_start(timer, { timer in
             guard let data = timer?.pointee.data else { return }
-            Unmanaged<ClusterEngine>.fromOpaque(data).takeUnretainedValue().everySecond()
-        }, 1_000, 1_000)
+            Unmanaged<ClusterEngine>.fromOpaque(data).takeUnretainedValue().everyPeriod()
+        }, period, period)
     }
 
     /// Closes both links and the timer (the loop is stopping).
@@ -294,7 +295,8 @@ final class ClusterEngine {
         if !complete { server.logger.warn("cluster: malformed event message dropped", ["bytes": payload.count]) }
     }
 
-    /// `+NODE V PATTERN`, `-NODE V PATTERN`, `aNODE V`, `jNODE`, `lNODE`.
+    /// `+NODE V PATTERN`, `-NODE V PATTERN`, `aNODE V`, `jNODE`, `lNODE` (left), `dNODE V`
+    /// (declared down by the reaper).
     private func interestMessage(_ payload: [UInt8]) {
         guard let kind = payload.first else { return }
         let fields = payload.dropFirst().split(separator: 32, maxSplits: 2, omittingEmptySubsequences: false)
@@ -311,9 +313,9 @@ final class ClusterEngine {
             releaseBarriers(now: uv_hrtime())
         case UInt8(ascii: "j"):
             if acknowledged[node] == nil { acknowledged[node] = 0 }
-        case UInt8(ascii: "l"):
-            acknowledged[node] = nil
-            releaseBarriers(now: uv_hrtime())
+        case UInt8(ascii: "l"), UInt8(ascii: "d"):
+            if node == nodeIndex { return reapedWhileAlive() }
+            nodeGone(node)
         default:
             return
         }
@@ -327,7 +329,7 @@ final class ClusterEngine {
 
     // MARK: - Start-up and recovery
 
-    private func loadScripts() {
+    func loadScripts() {
         isReady = false
         let sources = Self.scriptSources
         var left = sources.count
@@ -372,6 +374,7 @@ final class ClusterEngine {
         wasReady = true
         commands.send([Array("PUBLISH".utf8), interestChannel, Array("j\(nodeIndex)".utf8)]) { _ in }
         server.logger.info("cluster ready", ["node": settings.node, "index": nodeIndex])
+        if !registersAgain { announceUp() }
         let events = queued
         let interest = queuedInterest
         let calls = queuedCalls
@@ -399,9 +402,8 @@ final class ClusterEngine {
     /// After Redis came back: registers the node and every local pattern again, since a
     /// Redis restarted without its data lost them (re-adding what is still there is harmless:
     /// the sets are sets and each change carries a new version).
-    private func registerAgain() {
-        commands.send([Array("HSET".utf8), Array((prefix + "nodes").utf8), Array(String(nodeIndex).utf8),
-                       Array(settings.node.utf8)]) { _ in }
+    func registerAgain() {
+        rejoin()
         let patterns = server.shared.withLock { broker in broker.localInterestPatterns() }
         for pattern in patterns { sendInterest(ClusterState.InterestChange(pattern: pattern, added: true, ticket: 0)) }
         let groups = server.shared.withLock { broker in broker.localGroupMemberships() }
@@ -428,11 +430,20 @@ final class ClusterEngine {
         for call in waiting { answered(call, .disconnected) }
     }
 
-    private func everySecond() {
+    private func everyPeriod() {
         if commands.isConnected {
             commands.send([Array("SET".utf8), Array((prefix + "alive:" + String(nodeIndex)).utf8), Array("1".utf8),
-                           Array("PX".utf8), Array(String(ClusterJoin.aliveTTLMs).utf8)]) { _ in }
+                           Array("PX".utf8), Array(String(settings.nodeTimeoutMs).utf8)]) { _ in }
         }
+        if isReady { reap() }
+        releaseBarriers(now: uv_hrtime())
+    }
+
+    /// A node left or was declared down: its routing entries go, and held answers stop
+    /// waiting for its acknowledgement.
+    func nodeGone(_ node: Int) {
+        table.forget(node: node)
+        acknowledged[node] = nil
         releaseBarriers(now: uv_hrtime())
     }
 }

@@ -16,9 +16,6 @@ struct ClusterJoin {
     /// The data set's epoch.
     let epoch: String
 
-    /// How long the liveness key lasts without a refresh.
-    static let aliveTTLMs = 5_000
-
     /// Joins the cluster. - Throws: `ClusterError` naming Redis's address and what failed.
     static func join(_ settings: ClusterSettings, epochCandidate: String) throws(ClusterError) -> ClusterJoin {
         let link = try BlockingRedis(settings)
@@ -32,12 +29,14 @@ struct ClusterJoin {
             throw ClusterError("Redis at \(settings.redisHost):\(settings.redisPort): no epoch")
         }
         _ = try link.run(["HSET", p + "nodes", String(index), settings.node])
-        _ = try link.run(["SET", p + "alive:" + String(index), "1", "PX", String(aliveTTLMs)])
+        _ = try link.run(["SET", p + "alive:" + String(index), "1", "PX", String(settings.nodeTimeoutMs)])
         return ClusterJoin(nodeIndex: index, epoch: String(decoding: epoch, as: UTF8.self))
     }
 
-    /// Leaves: forgets the node's interest and registration and tells the others. Best
-    /// effort (a node that cannot reach Redis at stop is left to the TTL).
+    /// Leaves: forgets the node's interest and liveness and tells the others. Best effort (a
+    /// node that cannot reach Redis at stop is left to the TTL). Its entry in `{p}nodes`
+    /// stays, marked `{p}left:INDEX`, so the next reaper publishes `$sys.node.down` with
+    /// `reason:"left"` (`ClusterScripts.reap`).
     static func leave(_ settings: ClusterSettings, nodeIndex: Int) {
         guard let link = try? BlockingRedis(settings) else { return }
         defer { link.close() }
@@ -50,7 +49,7 @@ struct ClusterJoin {
             }
         }
         _ = try? link.run(["DEL", p + "i:" + node, p + "alive:" + node])
-        _ = try? link.run(["HDEL", p + "nodes", node])
+        _ = try? link.run(["SET", p + "left:" + node, "1", "PX", "60000"])
         _ = try? link.run(["PUBLISH", p + "interest", "l" + node])
     }
 }

@@ -1,7 +1,7 @@
 /// The `cluster` section: this node's place in a cluster of heraldd nodes over Redis
 /// (docs/cluster.md).
 ///
-///     cluster: { redis: "redis://127.0.0.1:6379", node: "a", key_prefix: "herald:" }
+///     cluster: { redis: "redis://127.0.0.1:6379", node: "a", key_prefix: "herald:", node_timeout_ms: 5000 }
 ///
 /// Absent, heraldd runs alone and none of the cluster code runs.
 public struct ClusterSettings: Equatable, Sendable {
@@ -13,15 +13,25 @@ public struct ClusterSettings: Equatable, Sendable {
     public var node: String
     /// Prefix of every Redis key and channel the cluster uses, so clusters can share a Redis.
     public var keyPrefix: String
+    /// How long a node may go without refreshing its liveness key before the others declare
+    /// it down (`$sys.node.down`, its interest and queue-group slots removed).
+    public var nodeTimeoutMs: Int = ClusterSettings.defaultNodeTimeoutMs
+
+    /// The default `node_timeout_ms`.
+    public static let defaultNodeTimeoutMs = 5_000
+    /// The accepted range of `node_timeout_ms`.
+    public static let nodeTimeoutRange = 1_000...600_000
 
     /// The default prefix.
     public static let defaultKeyPrefix = "herald:"
 
     /// Creates settings; `redis` is `redis://host:port` (port 6379 when left out).
-    public init(redis: String, node: String, keyPrefix: String = ClusterSettings.defaultKeyPrefix) throws(ClusterURLError) {
+    public init(redis: String, node: String, keyPrefix: String = ClusterSettings.defaultKeyPrefix,
+                nodeTimeoutMs: Int = ClusterSettings.defaultNodeTimeoutMs) throws(ClusterURLError) {
         (redisHost, redisPort) = try Self.parse(redis)
         self.node = node
         self.keyPrefix = keyPrefix
+        self.nodeTimeoutMs = nodeTimeoutMs
     }
 
     /// Splits `redis://host:port`; IPv6 hosts go in brackets (`redis://[::1]:6379`).

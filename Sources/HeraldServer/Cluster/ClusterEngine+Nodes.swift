@@ -1,0 +1,54 @@
+import HeraldBroker
+
+/// Node liveness (docs/cluster.md, "Node liveness and the reaper"): every node runs the
+/// reaper each period; the one whose call finds a dead node first publishes
+/// `$sys.node.down`, and every node forgets the dead node's routing entries when the
+/// script's `dNODE V` announcement arrives.
+extension ClusterEngine {
+    /// Runs the reaper and publishes `$sys.node.down` for each node it declared down.
+    func reap() {
+        let arguments = [Array("EVALSHA".utf8), scripts["reap"] ?? [], Array("0".utf8), Array(prefix.utf8),
+                         Array(String(nodeIndex).utf8)]
+        commands.send(arguments) { [unowned self] reply in
+            guard let parts = reply.elements else {
+                if let failure = reply.failure, failure.hasPrefix("NOSCRIPT") { loadScripts() }
+                return
+            }
+            var at = 0
+            while at + 2 < parts.count {
+                let index = parts[at].bytes.flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0
+                let name = parts[at + 1].bytes.map { String(decoding: $0, as: UTF8.self) } ?? ""
+                let reason = parts[at + 2].bytes.map { String(decoding: $0, as: UTF8.self) } ?? "timeout"
+                server.logger.warn("cluster node declared down", ["node": name, "index": index, "reason": reason])
+                server.shared.withLock { broker in broker.publishClusterNodeEvent(up: false, index: index, name: name, reason: reason) }
+                at += 3
+            }
+        }
+    }
+
+    /// Registers this node again (after Redis came back); when it had been declared down
+    /// meanwhile, it says so and announces itself up again.
+    func rejoin() {
+        let arguments = [Array("EVALSHA".utf8), scripts["rejoin"] ?? [], Array("0".utf8), Array(prefix.utf8),
+                         Array(String(nodeIndex).utf8), Array(settings.node.utf8), Array(String(settings.nodeTimeoutMs).utf8)]
+        commands.send(arguments) { [unowned self] reply in
+            guard reply.integer == 1 else { return }
+            server.logger.warn("cluster: this node had been declared down during the outage; it is registered again",
+                               ["node": settings.node, "index": nodeIndex])
+            announceUp()
+        }
+    }
+
+    /// The announcement `dNODE` named this node (declared down while it could still hear:
+    /// its refreshes were late). It registers itself and its interest again.
+    func reapedWhileAlive() {
+        server.logger.warn("cluster: this node was declared down while running; registering again",
+                           ["node": settings.node, "index": nodeIndex])
+        registerAgain()
+    }
+
+    /// Publishes `$sys.node.up` for this node.
+    func announceUp() {
+        server.shared.withLock { broker in broker.publishClusterNodeEvent(up: true, index: nodeIndex, name: settings.node) }
+    }
+}
