@@ -19,14 +19,17 @@ extension Broker {
         let (pattern, wanted, covered, truncated) = try requestedLocks(of: session, taking: op == .lock)
         var released = 0
         if op == .lock { try admitLocks(wanted, for: session) }
+        var changed: [Lock] = []
         for lock in wanted {
             if op == .lock {
-                locks.add(lock)
+                if locks.add(lock) { changed.append(lock) }
             } else if locks.remove(lock) {
                 released += 1
+                changed.append(lock)
             }
             if let key = lock.subscription { refreshLockFlag(key) }
         }
+        clusterLocksChanged(changed, added: op == .lock, by: session)
         answer(session, op) { out in
             if let pattern {
                 out.appendRaw(#","ch":"#)
@@ -95,6 +98,7 @@ extension Broker {
     func releaseLocks(of session: Session) {
         let detached = locks.detachAll(ownedBy: session.id)
         guard !detached.isEmpty else { return }
+        clusterLocksReleased(ownedBy: session.id)
         deferredLocks.append(DetachedLocks(detached))
         continueLockReleases(budget: Broker.inlineLockReleases)
     }
@@ -110,11 +114,14 @@ extension Broker {
     /// Costs the connection's own locks.
     func revokeLocks(of session: Session) {
         guard let rule = session.user?.publish, !rule.isUnrestricted else { return }
+        var revoked: [Lock] = []
         for lock in locks.owned(by: session.id) {
             guard let pattern = lock.pattern, !rule.permits(pattern: pattern) else { continue }
             locks.remove(lock)
+            revoked.append(lock)
             if let key = lock.subscription { refreshLockFlag(key) }
         }
+        clusterLocksRevoked(revoked, owner: session.id)
         if locks.count == 0 { locks.forgetMemo() }
     }
 

@@ -45,6 +45,11 @@ public final class ClusterState {
         public var group: [UInt8]? = nil
         /// For a group: how many members it has on this node now (`added` false: 0).
         public var members: Int = 0
+        /// For a change of locks (`pattern` then empty): the owner, a local connection.
+        public var lockOwner: ConnectionID? = nil
+        /// For a change of locks: the records (`ClusterLockRecord`) taken (`added`) or
+        /// released; empty with `added` false: every lock of the owner goes (it left).
+        public var lockRecords: [[UInt8]] = []
 
         /// A change of `pattern`.
         public init(pattern: [UInt8], added: Bool, ticket: Int) {
@@ -207,6 +212,20 @@ public final class ClusterState {
             return 0
         }
         interest.append(InterestChange(pattern: pattern, group: group, members: members, ticket: ticket))
+        return ticket
+    }
+
+    /// Records locks taken or released by a local connection (`records` empty with `added`
+    /// false: all of them, the owner left). With `held`, a barrier ticket is handed out for
+    /// the answer to wait for (every node applies the change first).
+    /// - Returns: the ticket, or 0.
+    func locksChanged(owner: ConnectionID, records: [[UInt8]], added: Bool, held: Bool) -> Int {
+        let ticket = held ? lastTicket + 1 : 0
+        if held { lastTicket = ticket }
+        var change = InterestChange(pattern: [], added: added, ticket: ticket)
+        change.lockOwner = owner
+        change.lockRecords = records
+        interest.append(change)
         return ticket
     }
 

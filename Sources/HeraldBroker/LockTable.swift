@@ -112,6 +112,9 @@ final class LockTable {
     /// How many locks a connection holds (`max_locks`).
     func count(ownedBy owner: ConnectionID) -> Int { byOwner[owner]?.count ?? 0 }
 
+    /// Every connection holding a lock (in cluster mode, other nodes' too), in no order.
+    var owners: [ConnectionID] { Array(byOwner.keys) }
+
     /// The locks a connection holds, in no particular order.
     func owned(by owner: ConnectionID) -> [Lock] { byOwner[owner]?.elements ?? [] }
 

@@ -10,6 +10,7 @@ extension ClusterEngine {
         ("snapshot", ClusterScripts.snapshot), ("state", ClusterStateScripts.state),
         ("catchUp", ClusterStateScripts.catchUp), ("groupInterest", ClusterGroupScripts.groupInterest),
         ("reap", ClusterNodeScripts.reap), ("rejoin", ClusterNodeScripts.rejoin),
+        ("locks", ClusterLockScripts.locks), ("lockSnapshot", ClusterLockScripts.snapshot),
     ]
 
     /// Sends one call, or keeps it until its interest ticket was released.

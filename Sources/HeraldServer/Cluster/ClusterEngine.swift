@@ -20,6 +20,9 @@ final class ClusterEngine {
     var scripts: [String: [UInt8]] = [:]
     private var subscribed = 0
     private(set) var isReady = false
+    /// Lock changes heard while not ready, replayed over the lock snapshot
+    /// (`ClusterEngine+Locks`).
+    var heldLockMessages: [ClusterLockMessage] = []
     /// Whether the engine was ready before (so a new readiness follows a lost Redis).
     private var wasReady = false
     private var queued: [ClusterState.Event] = []
@@ -208,6 +211,7 @@ final class ClusterEngine {
     // MARK: - Interest
 
     private func sendInterest(_ change: ClusterState.InterestChange, again: Bool = false) {
+        if let owner = change.lockOwner { return sendLocks(change, owner: owner) }
         if change.added && change.ticket > 0 { barriers.append((change.ticket, nil, uv_hrtime())) }
         var arguments = [Array("EVALSHA".utf8), scripts["interest"] ?? [], Array("0".utf8), Array(prefix.utf8),
                          Array(String(nodeIndex).utf8), Array((change.added ? "+" : "-").utf8), change.pattern]
@@ -222,6 +226,20 @@ final class ClusterEngine {
             interestRegistered(ticket: change.ticket, version: reply.integer)
         }
         if !sent && change.added && change.ticket > 0 { interestRegistered(ticket: change.ticket, version: nil) }
+    }
+
+    /// One `locks` script call for a connection's lock change; a held answer waits for
+    /// every node to acknowledge its version, as a new interest's does.
+    private func sendLocks(_ change: ClusterState.InterestChange, owner: ConnectionID) {
+        if change.ticket > 0 { barriers.append((change.ticket, nil, uv_hrtime())) }
+        let op = change.added ? "L" : (change.lockRecords.isEmpty ? "X" : "U")
+        let arguments = [Array("EVALSHA".utf8), scripts["locks"] ?? [], Array("0".utf8), Array(prefix.utf8),
+                         Array(String(nodeIndex).utf8), Array(op.utf8), Array(String(owner).utf8)] + change.lockRecords
+        let sent = commands.send(arguments) { [unowned self] reply in
+            guard change.ticket > 0 else { return }
+            interestRegistered(ticket: change.ticket, version: reply.integer)
+        }
+        if !sent && change.ticket > 0 { interestRegistered(ticket: change.ticket, version: nil) }
     }
 
     /// Redis gave a new interest its version (nil: it failed; the answer is released so the
@@ -268,6 +286,8 @@ final class ClusterEngine {
         if channel == ownChannel {
             if ClusterNodeMessage.isNodeMessage(payload) { return nodeMessage(payload) }
             deliver(payload)
+        } else if ClusterLockMessage.isLockMessage(payload) {
+            lockMessage(payload)
         } else {
             interestMessage(payload)
         }
@@ -321,9 +341,14 @@ final class ClusterEngine {
         }
     }
 
-    private func acknowledge(_ version: Int) {
+    /// Tells the other nodes this node applied every change up to `version`. Not before it
+    /// is ready: until its snapshots are read and the lock changes heard meanwhile are
+    /// replayed, it has not applied everything below a version it heard (`becomeReady`
+    /// acknowledges then).
+    func acknowledge(_ version: Int) {
         guard version > lastSeenVersion else { return }
         lastSeenVersion = version
+        guard isReady else { return }
         commands.send([Array("PUBLISH".utf8), interestChannel, Array("a\(nodeIndex) \(version)".utf8)]) { _ in }
     }
 
@@ -362,17 +387,19 @@ final class ClusterEngine {
                 at += 2
             }
             lastSeenVersion = max(lastSeenVersion, version)
-            becomeReady()
+            takeLockSnapshot()
         }
     }
 
-    private func becomeReady() {
+    func becomeReady() {
         isReady = true
         // Registering again comes after the removals queued while Redis was away: a pattern
         // or group removed and then added again in that time must end up registered.
         let registersAgain = wasReady
         wasReady = true
         commands.send([Array("PUBLISH".utf8), interestChannel, Array("j\(nodeIndex)".utf8)]) { _ in }
+        // Everything up to the snapshots' version and the changes heard since is applied.
+        commands.send([Array("PUBLISH".utf8), interestChannel, Array("a\(nodeIndex) \(lastSeenVersion)".utf8)]) { _ in }
         server.logger.info("cluster ready", ["node": settings.node, "index": nodeIndex])
         if !registersAgain { announceUp() }
         let events = queued
@@ -411,6 +438,7 @@ final class ClusterEngine {
             sendInterest(ClusterState.InterestChange(pattern: group.pattern, group: group.group, members: group.members, ticket: 0),
                          again: true)
         }
+        registerLocksAgain()
         server.logger.info("cluster: registered again after Redis came back", ["patterns": patterns.count])
     }
 
@@ -443,6 +471,7 @@ final class ClusterEngine {
     /// waiting for its acknowledgement.
     func nodeGone(_ node: Int) {
         table.forget(node: node)
+        server.shared.withLock { broker in broker.releaseClusterLocks(ofNode: node) }
         acknowledged[node] = nil
         releaseBarriers(now: uv_hrtime())
     }

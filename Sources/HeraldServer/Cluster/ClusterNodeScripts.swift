@@ -6,7 +6,7 @@ enum ClusterNodeScripts {
     /// caller's index (never reaped by itself). For each such node, in one atomic step: its
     /// entry leaves `{p}nodes` and joins `{p}dead` (so a node reaped during a partition
     /// learns it when it reconnects), its interest set and its queue-group member counts go
-    /// (a group hash with only `rr` left goes too), and `dNODE V` is announced on the
+    /// (a group hash with only `rr` left goes too), its connections' locks go, and `dNODE V` is announced on the
     /// interest channel at a new interest version. Returns `{index, name, reason, …}`,
     /// `reason` being `left` when the node left cleanly (`{p}left:INDEX`), else `timeout`.
     /// Its cost is the number of registered nodes plus the dead node's interest entries.
@@ -27,6 +27,8 @@ enum ClusterNodeScripts {
           end
         end
         redis.call('DEL', p .. 'i:' .. node)
+        for _, owner in ipairs(redis.call('SMEMBERS', p .. 'lo:' .. node)) do redis.call('UNLINK', p .. 'lk:' .. owner) end
+        redis.call('DEL', p .. 'lo:' .. node)
         local reason = 'timeout'
         if redis.call('DEL', p .. 'left:' .. node) == 1 then reason = 'left' end
         local v = redis.call('INCR', p .. 'iv')

@@ -1,0 +1,69 @@
+import HeraldBroker
+
+/// Locks across nodes, the engine's side (docs/cluster.md, "Locks"): lock changes of other
+/// nodes arrive on the interest channel and are applied to the broker's lock table, then
+/// acknowledged (a locker's answer waits for every node's acknowledgement); at (re)connect
+/// the node reads every live node's locks at one version and replays over them the changes
+/// it heard meanwhile.
+extension ClusterEngine {
+    /// A lock change heard on the interest channel. This node's own are applied already;
+    /// before the snapshot, changes wait to be replayed over it.
+    func lockMessage(_ payload: [UInt8]) {
+        guard let message = ClusterLockMessage(payload) else {
+            server.logger.warn("cluster: malformed lock message dropped", ["bytes": payload.count])
+            return
+        }
+        guard isReady else {
+            heldLockMessages.append(message)
+            return
+        }
+        apply(message)
+        acknowledge(message.version)
+    }
+
+    private func apply(_ message: ClusterLockMessage) {
+        guard message.node != nodeIndex else { return }
+        server.shared.withLock { broker in
+            broker.applyClusterLocks(owner: message.owner, records: message.records, added: message.op == UInt8(ascii: "L"))
+        }
+    }
+
+    /// Reads every live node's locks at one version, makes the other nodes' locks here
+    /// exactly those, replays the changes heard since that version, then becomes ready.
+    func takeLockSnapshot() {
+        let arguments = [Array("EVALSHA".utf8), scripts["lockSnapshot"] ?? [], Array("0".utf8), Array(prefix.utf8)]
+        commands.send(arguments) { [unowned self] reply in
+            guard let parts = reply.elements, let version = parts.first?.integer else {
+                server.logger.warn("cluster: reading the lock table failed", ["error": reply.failure ?? "bad reply"])
+                return
+            }
+            var snapshot: [(owner: ConnectionID, records: [[UInt8]])] = []
+            var at = 1
+            while at + 1 < parts.count {
+                if let owner = parts[at].bytes.flatMap({ Int(String(decoding: $0, as: UTF8.self)) }) {
+                    snapshot.append((owner, (parts[at + 1].elements ?? []).compactMap(\.bytes)))
+                }
+                at += 2
+            }
+            server.shared.withLock { broker in broker.replaceClusterLocks(with: snapshot, ownNode: nodeIndex) }
+            acknowledge(version)
+            let heard = heldLockMessages
+            heldLockMessages = []
+            for message in heard where message.version > version { apply(message) }
+            if let newest = heard.map(\.version).max() { acknowledge(newest) }
+            becomeReady()
+        }
+    }
+
+    /// After Redis came back: registers this node's locks again (a Redis restarted without
+    /// its data lost them; re-adding is harmless).
+    func registerLocksAgain() {
+        let owned = server.shared.withLock { broker in broker.localLockRecords(ownNode: nodeIndex) }
+        for (owner, records) in owned where !records.isEmpty {
+            var change = ClusterState.InterestChange(pattern: [], added: true, ticket: 0)
+            change.lockOwner = owner
+            change.lockRecords = records
+            send(events: [], interest: [change])
+        }
+    }
+}

@@ -1,0 +1,45 @@
+/// The Lua scripts of cluster-wide locks (docs/cluster.md, "Locks"), atomic in Redis like
+/// `ClusterScripts`. Redis keeps each owner's lock records in the set `{p}lk:OWNER` and each
+/// node's owners in `{p}lo:NODE` (what the reaper and a joining node read).
+enum ClusterLockScripts {
+    /// One owner's locks taken or released: ARGV = prefix, node, op, owner, records….
+    /// `L` adds the records, `U` removes them, `X` removes all of the owner's (it left).
+    /// Bumps the interest version and announces `OPNODE V OWNER` followed by ` LEN:RECORD`
+    /// per record on the interest channel; returns the version (the barrier waits for it).
+    static let locks = """
+    local p, node, op, owner = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+    local key = p .. 'lk:' .. owner
+    local owners = p .. 'lo:' .. node
+    if op == 'L' then
+      for at = 5, #ARGV do redis.call('SADD', key, ARGV[at]) end
+      redis.call('SADD', owners, owner)
+    elseif op == 'U' then
+      for at = 5, #ARGV do redis.call('SREM', key, ARGV[at]) end
+      if redis.call('EXISTS', key) == 0 then redis.call('SREM', owners, owner) end
+    else
+      redis.call('UNLINK', key)
+      redis.call('SREM', owners, owner)
+    end
+    local v = redis.call('INCR', p .. 'iv')
+    local parts = { op .. node .. ' ' .. v .. ' ' .. owner }
+    for at = 5, #ARGV do parts[#parts + 1] = ' ' .. #ARGV[at] .. ':' .. ARGV[at] end
+    redis.call('PUBLISH', p .. 'interest', table.concat(parts))
+    return v
+    """
+
+    /// Every live node's locks at one version: ARGV = prefix. Returns {version, owner,
+    /// records, owner, records, …}.
+    static let snapshot = """
+    local p = ARGV[1]
+    local out = { tonumber(redis.call('GET', p .. 'iv') or '0') }
+    for _, node in ipairs(redis.call('HKEYS', p .. 'nodes')) do
+      if redis.call('EXISTS', p .. 'alive:' .. node) == 1 then
+        for _, owner in ipairs(redis.call('SMEMBERS', p .. 'lo:' .. node)) do
+          out[#out + 1] = owner
+          out[#out + 1] = redis.call('SMEMBERS', p .. 'lk:' .. owner)
+        end
+      end
+    end
+    return out
+    """
+}

@@ -1,0 +1,114 @@
+import Foundation
+import HeraldTestSupport
+import Testing
+
+/// Locks across a real cluster (issue 15, docs/cluster.md "Locks"): the locker, the
+/// subscriber and the publisher on three different nodes.
+@Suite(.enabled(if: TestRedis.isAvailable, "needs Debian's redis-server"), .serialized)
+struct ClusterLockServingTests {
+    private func node(_ redis: TestRedis, _ name: String) throws -> DaemonProcess {
+        try DaemonProcess(config: #"cluster: { redis: "redis://127.0.0.1:\#(redis.port)", node: "\#(name)", node_timeout_ms: 1000 },"#,
+                          arguments: ["--workers", "1"])
+    }
+
+    private func cluster(_ redis: TestRedis) throws -> [DaemonProcess] {
+        try ["n0", "n1", "n2"].map { try node(redis, $0) }
+    }
+
+    /// A client and its id (`cN`), from the `info` frame.
+    private func client(_ node: DaemonProcess) throws -> (TestClient, String) {
+        let client = try TestClient(port: node.port)
+        let id = (try client.frame()["info"] as? [String: Any])?["client"] as? String ?? ""
+        return (client, id)
+    }
+
+    private func ok(_ client: TestClient, _ line: String, _ op: String) throws {
+        let answer = try client.request(line)
+        #expect(answer["ok"] as? String == op, "\(line) → \(answer)")
+    }
+
+    /// The next event's channel and data.
+    private func event(_ client: TestClient) throws -> (String, Int) {
+        let frame = try client.frame()
+        return (frame["event"] as? String ?? "\(frame)", frame["data"] as? Int ?? -1)
+    }
+
+    @Test func aLockOrUnlockHoldsOnEveryNodeFromItsOk() throws {
+        let redis = try TestRedis()
+        let nodes = try cluster(redis)
+        let (subscriber, _) = try client(nodes[1])
+        try ok(subscriber, #"{"op":"sub","ch":"cars.*","sub":"all"}"#, "sub")
+        let (locker, _) = try client(nodes[2])
+        let (publisher, _) = try client(nodes[0])
+        for round in 0..<30 {
+            try ok(locker, #"{"op":"lock","ch":"cars.\#(round)"}"#, "lock")
+            publisher.send(#"{"op":"pub","ch":"cars.\#(round)","data":\#(round)}"#)
+            publisher.send(#"{"op":"pub","ch":"cars.marker","data":\#(round)}"#)
+            let first = try event(subscriber)
+            #expect(first == ("cars.marker", round), "round \(round): an event published after the lock's ok was delivered")
+            try ok(locker, #"{"op":"unlock","ch":"cars.\#(round)"}"#, "unlock")
+            publisher.send(#"{"op":"pub","ch":"cars.\#(round)","data":\#(round)}"#)
+            let next = try event(subscriber)
+            #expect(next == ("cars.\(round)", round), "round \(round): the first event after the unlock's ok was skipped")
+        }
+    }
+
+    @Test func aLockNamingAnotherNodesSubscriptionSilencesOnlyThatOne() throws {
+        let redis = try TestRedis()
+        let nodes = try cluster(redis)
+        let (subscriber, id) = try client(nodes[1])
+        try ok(subscriber, #"{"op":"sub","ch":"cars.>","sub":"quiet"}"#, "sub")
+        try ok(subscriber, #"{"op":"sub","ch":"cars.>","sub":"loud"}"#, "sub")
+        let (locker, _) = try client(nodes[2])
+        try ok(locker, #"{"op":"lock","ch":"cars.>","subs":["\#(id)/quiet"]}"#, "lock")
+        let (publisher, _) = try client(nodes[0])
+        publisher.send(#"{"op":"pub","ch":"cars.1","data":1}"#)
+        publisher.send(#"{"op":"sub","ch":"x","sub":"x"}"#)
+        let frame = try subscriber.frame()
+        #expect(frame["sub"] as? String == "loud" && frame["data"] as? Int == 1, "\(frame)")
+        #expect(throws: (any Error).self, "the locked subscription got nothing") { _ = try subscriber.frame(timeout: 0.5) }
+    }
+
+    @Test func aLockGoesWithItsConnectionAndWithItsNode() throws {
+        let redis = try TestRedis()
+        let nodes = try cluster(redis)
+        let (subscriber, _) = try client(nodes[1])
+        try ok(subscriber, #"{"op":"sub","ch":"cars.1","sub":"s"}"#, "sub")
+        let (publisher, _) = try client(nodes[0])
+        let (locker, _) = try client(nodes[2])
+        try ok(locker, #"{"op":"lock","ch":"cars.1"}"#, "lock")
+        locker.closeNow()
+        #expect(try deliveredWithin(seconds: 5, publisher, subscriber), "the lock went with its connection")
+
+        let (second, _) = try client(nodes[2])
+        try ok(second, #"{"op":"lock","ch":"cars.1"}"#, "lock")
+        publisher.send(#"{"op":"pub","ch":"cars.1","data":-5}"#)
+        #expect(throws: (any Error).self, "locked again") { _ = try subscriber.frame(timeout: 0.5) }
+        nodes[2].signal(SIGKILL)
+        #expect(try deliveredWithin(seconds: 5, publisher, subscriber), "the lock went with its node")
+    }
+
+    @Test func aNodeJoiningLaterAppliesTheLocksAlreadyHeld() throws {
+        let redis = try TestRedis()
+        let first = try node(redis, "a")
+        let (locker, _) = try client(first)
+        try ok(locker, #"{"op":"lock","ch":"cars.1"}"#, "lock")
+        let late = try node(redis, "b")
+        let (subscriber, _) = try client(late)
+        try ok(subscriber, #"{"op":"sub","ch":"cars.*","sub":"all"}"#, "sub")
+        let (publisher, _) = try client(first)
+        publisher.send(#"{"op":"pub","ch":"cars.1","data":1}"#)
+        publisher.send(#"{"op":"pub","ch":"cars.2","data":2}"#)
+        #expect(try event(subscriber) == ("cars.2", 2), "the lock taken before the node joined holds there")
+    }
+
+    /// Publishes on `cars.1` every 100 ms until the subscriber gets one.
+    private func deliveredWithin(seconds: Double, _ publisher: TestClient, _ subscriber: TestClient) throws -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            publisher.send(#"{"op":"pub","ch":"cars.1","data":1}"#)
+            if let frame = try? subscriber.frame(timeout: 0.1), frame["event"] as? String == "cars.1" { return true }
+        }
+        return false
+    }
+}
