@@ -71,6 +71,13 @@ SCENARIOS = {
         advance(200), b'{"op":"req","ch":"nobody.here","rid":3}',
         b'{"op":"reply","to":"00000000000000000000000000000000","data":1,"rid":4}',
         b'{"op":"req","ch":"math.double","timeout_ms":3600000}', slot(0), HANG_UP],
+    "cancel": [
+        b'{"op":"sub","ch":"math.double","sub":"m"}', b'{"op":"sub","ch":"app","sub":"h","handle":true}',
+        slot(1), b'{"op":"req","ch":"math.double","data":21,"rid":1}',
+        b'{"op":"cancel","of":1,"rid":"c1"}', slot(0), REPLY, slot(1),
+        b'{"op":"signal","ch":"app.x","rid":"s"}', b'{"op":"cancel","of":"s"}',
+        b'{"op":"cancel","of":"s","rid":2}', b'{"op":"cancel","rid":3}', slot(0),
+        b'{"op":"handled","id":"g1","action":"pass","rid":4}', b'{"op":"callback","id":"g1"}'],
     "instances": [
         b'{"op":"declare","ch":"svc.a1","rid":1}', b'{"op":"declare","ch":"svc.a2"}',
         slot(1), b'{"op":"declare","ch":"svc.a1"}', b'{"op":"sub","ch":"$sys.>"}', slot(0),
@@ -232,7 +239,7 @@ KEYWORDS = ["op", "rid", "ch", "sub", "data", "name", "echo", "once", "max", "gr
             "hello", "ping", "pong", "unsub", "pub", "req", "reply", "lock", "unlock", "locks",
             "declare", "signal", "handled", "callback", "link", "unlink", "set", "get", "del",
             "touch", "append", "assign", "splice", "stats", "channels", "pass", "stop",
-            "token", "limit", "after", "next", "truncated", "owned"]
+            "token", "limit", "after", "next", "truncated", "owned", "cancel", "of"]
 
 
 def write_dictionary(path):

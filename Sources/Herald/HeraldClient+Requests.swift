@@ -45,6 +45,9 @@ extension HeraldClient {
     }
 
     /// Sends a raw request and waits for the first reply.
+    ///
+    /// Cancelling the calling task throws `.cancelled` at once and withdraws the request on
+    /// the daemon as well (`cancel`): a reply sent after that reaches nobody.
     /// - Parameters:
     ///   - data: the request's data, or nil.
     ///   - channel: a concrete channel.
@@ -57,7 +60,9 @@ extension HeraldClient {
         do {
             // The daemon times the request out itself and answers `timeout`; the client's own
             // limit only guards against that answer being lost.
-            let frame = try await ask("req", timeout: Double(milliseconds) / 1000 + 5) { writer in
+            // A cancelled caller withdraws the request on the daemon too (`cancel`), so its
+            // waiter does not outlive the caller until `timeout_ms`.
+            let frame = try await ask("req", timeout: Double(milliseconds) / 1000 + 5, withdrawsOnCancel: true) { writer in
                 writer.string("ch", name)
                 writer.int("timeout_ms", milliseconds)
                 writer.raw("data", data)

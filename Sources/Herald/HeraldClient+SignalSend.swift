@@ -94,14 +94,25 @@ extension HeraldClient {
         return call
     }
 
-    /// A cancelled signal: its sink is swapped for a silent one, so its later callbacks and
-    /// result are still matched to it (and not mistaken for another unnamed signal's, see
-    /// `SignalTable`) but go nowhere; its `ok` removes the entry as usual.
+    /// A cancelled signal: its sink is swapped for a silent one, so callbacks already on their
+    /// way are still matched to it (and not mistaken for another unnamed signal's, see
+    /// `SignalTable`) but go nowhere, and the daemon is asked to end its route (`cancel`).
+    /// Once it answered, no callback or result can follow: the entry is removed then (or by
+    /// the signal's own `ok`, when that came first).
     private func withdrawSignal(rid: Int) {
-        state.withLock { state in
-            guard state.signals.sinks[rid] != nil else { return }
+        let wake = state.withLock { state -> Bool in
+            guard state.signals.sinks[rid] != nil else { return false }
             state.signals.sinks[rid] = SignalSink(yield: { _, _ in }, finish: { _ in })
+            return queueWithdrawal(of: rid, in: &state) { [weak self] in self?.endWithdrawnSignal(rid: rid) }
         }
+        if wake { loop.wake() }
+    }
+
+    /// The daemon withdrew the signal (or had ended it already): its entries go, through the
+    /// same path as a result.
+    private func endWithdrawnSignal(rid: Int) {
+        let entry = state.withLock { $0.pending.removeValue(forKey: rid) }
+        entry?.complete(.failure(.cancelled))
     }
 
     /// The `ok` (or failure) of a signal: flush callbacks kept for it, then finish it.

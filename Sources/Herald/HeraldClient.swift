@@ -203,12 +203,14 @@ public final class HeraldClient: Sendable {
     /// - Parameters:
     ///   - op: the op name.
     ///   - timeout: seconds; nil uses `configuration.requestTimeout`.
+    ///   - withdrawsOnCancel: a cancelled caller also withdraws the op on the daemon
+    ///     (`cancel {of}`; for `req`, whose waiter the daemon would keep until its timeout).
     ///   - fill: adds the op's fields.
     ///   - extra: adds fields that depend on the connection (e.g. the client id), read under
     ///     the same lock that enqueues the frame, so they match the connection it goes out on.
     /// - Returns: the `ok` frame.
     /// - Throws: the daemon's error, `.timeout`, `.disconnected`, `.notConnected`, `.closed`.
-    func ask(_ op: String, timeout: Double? = nil, _ fill: (inout FrameWriter) -> Void,
+    func ask(_ op: String, timeout: Double? = nil, withdrawsOnCancel: Bool = false, _ fill: (inout FrameWriter) -> Void,
              extra: ((ClientState, inout FrameWriter) -> Void)? = nil) async throws(HeraldClientError) -> ServerFrame {
         let seconds = timeout ?? configuration.requestTimeout
         let slot = CancellationSlot()
@@ -228,7 +230,7 @@ public final class HeraldClient: Sendable {
                     continuation.resume(returning: .failure(error))
                 case .success(let (rid, wake)):
                     if wake { loop.wake() }
-                    slot.arm { [weak self] in self?.abandon(rid: rid) }
+                    slot.arm { [weak self] in self?.abandon(rid: rid, withdrawing: withdrawsOnCancel) }
                 }
             }
         } onCancel: {
@@ -239,12 +241,18 @@ public final class HeraldClient: Sendable {
 
     /// The caller of `rid` was cancelled: it gets `.cancelled` now, and the daemon's answer,
     /// when it comes, is dropped without a report (`ClientState.abandoned`).
-    func abandon(rid: Int) {
-        let entry = state.withLock { state -> PendingAnswer? in
-            guard let entry = state.pending.removeValue(forKey: rid) else { return nil }
+    /// - Parameters:
+    ///   - rid: the cancelled call's `rid`.
+    ///   - withdrawing: also ask the daemon to withdraw the op (`cancel {of: rid}`); the
+    ///     `rid` is forgotten once the daemon answered that.
+    func abandon(rid: Int, withdrawing: Bool = false) {
+        let (entry, wake) = state.withLock { state -> (PendingAnswer?, Bool) in
+            guard let entry = state.pending.removeValue(forKey: rid) else { return (nil, false) }
             state.abandoned.insert(rid)
-            return entry
+            guard withdrawing else { return (entry, false) }
+            return (entry, queueWithdrawal(of: rid, in: &state) { [weak self] in self?.forgetAbandoned(rid: rid) })
         }
+        if wake { loop.wake() }
         entry?.complete(.failure(.cancelled))
     }
 }

@@ -85,8 +85,10 @@ public final class SignalCall<Callback: Sendable>: Sendable {
     }
 
     /// Gives up on the signal: `result()` throws `.cancelled`, `callbacks` finishes, and the
-    /// client drops the daemon's later callbacks and result for it. The daemon still routes it
-    /// to the end (the protocol has no op to withdraw a signal), so handlers may still see it.
+    /// daemon is asked to end its route (`cancel`): no further handler is offered it and no
+    /// callback or result reaches this client. The handler holding it when the cancel arrives
+    /// is not told; its later callbacks are refused (`not_found`) and its verdict ignored.
+    /// Cancelling the task awaiting `result()` does the same.
     public func cancel() {
         let withdraw = outcome.withLock { $0.withdraw }
         finish(.failure(.cancelled))

@@ -20,6 +20,8 @@ public struct BrokerAudit: Sendable {
     public var allChannelRecords = 0
     /// Locks, links, instance channels, pending requests, timers, signals under way.
     public var locks = 0, links = 0, instanceChannels = 0, requests = 0, timers = 0, signals = 0
+    /// Distinct `rid`s indexed for `cancel` (requests' and signals'); 0 when none is pending.
+    public var operationRids = 0
     /// Connections with remembered finished signal offers.
     public var finishedOfferHolders = 0
     /// Per-user accounts still kept.
@@ -54,6 +56,7 @@ extension Broker {
         audit.timers = deadlines.count
         audit.signals = signals.count
         audit.finishedOfferHolders = finishedOffers.count
+        auditOperationRids(&audit)
         audit.verificationsInFlight = auth.verificationsInFlight.count
         audit.pendingTotal = pendingTotal
         audit.heldSessions = retention.heldSessions.count
@@ -68,6 +71,17 @@ extension Broker {
             audit.problems.append("linksByOwner lists \(ownedLinks) links, links holds \(links.count)")
         }
         return audit
+    }
+
+    /// The `cancel` indexes hold `rid`s only of operations under way: none when none is.
+    private func auditOperationRids(_ audit: inout BrokerAudit) {
+        audit.operationRids = requests.ridCount + signalsByRid.count
+        if requests.count == 0 && requests.ridCount > 0 {
+            audit.problems.append("requests' rid index holds \(requests.ridCount) rids, no request is pending")
+        }
+        if signals.isEmpty && signalsByRid.count > 0 {
+            audit.problems.append("signalsByRid holds \(signalsByRid.count) rids, no signal is under way")
+        }
     }
 
     /// Every name `channels` could list, in the directory's order (byte order), `$…` ones included.

@@ -18,7 +18,7 @@ extension Op {
             return .publish
         case .sub, .get, .channels, .locks:
             return .subscribe
-        case .hello, .ping, .pong, .unsub, .stats, .subs, .reply, .handled, .callback:
+        case .hello, .ping, .pong, .unsub, .stats, .subs, .reply, .handled, .callback, .cancel:
             return nil
         }
     }

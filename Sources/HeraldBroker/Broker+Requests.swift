@@ -83,6 +83,7 @@ extension Broker {
         case .signal: try signal(from: session, now: now)
         case .handled: try handled(from: session, now: now)
         case .callback: try callback(from: session)
+        case .cancel: try cancel(from: session)
         case .link: try link(session)
         case .unlink: try unlink(session)
         case .set, .get, .del, .touch, .append, .assign, .splice: try performStateOp(op, for: session)

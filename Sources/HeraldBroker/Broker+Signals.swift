@@ -28,6 +28,7 @@ extension Broker {
             rid: current.ridRaw.map { Array($0) }, timeoutMs: timeout, levels: route(from: origin))
         signals[pending.id] = pending
         signalsBySender[session.id, default: []].insert(pending.id)
+        signalsByRid.insert(pending.id, connection: session.id, rid: pending.rid)
         advance(pending, now: now)
     }
 
@@ -239,12 +240,19 @@ extension Broker {
         finishedOffers[session.id] = nil
         for id in (signalsBySender[session.id] ?? []).sorted() {
             guard let pending = signals[id] else { continue }
-            forget(pending)
-            session.signalsInFlight -= 1
-            deadlines.cancel(kind: .signalOffer, id: pending.id)
-            rememberFinished(pending)
+            endSilently(pending)
         }
         passHeldOffers(of: session, now: now)
+    }
+
+    /// Ends a signal without its `ok`: its sender left or withdrew it (`cancel`). No handler
+    /// is offered it again; the one holding the offer is not told, its later `handled` is
+    /// ignored and its `callback` is `not_found`, as for a signal that finished.
+    func endSilently(_ pending: PendingSignal) {
+        forget(pending)
+        pending.sender.signalsInFlight -= 1
+        deadlines.cancel(kind: .signalOffer, id: pending.id)
+        rememberFinished(pending)
     }
 
     /// Every offer `session` holds counts as `pass` (listed in `timeouts`) and its signal
@@ -260,13 +268,14 @@ extension Broker {
         offersHeld[session.id] = nil
     }
 
-    /// Takes a signal out of the table and out of both per-connection indexes.
+    /// Takes a signal out of the table and out of the per-connection indexes.
     private func forget(_ pending: PendingSignal) {
         signals[pending.id] = nil
         setOfferHolder(pending, to: nil)
         let sender = pending.sender.id
         signalsBySender[sender]?.remove(pending.id)
         if signalsBySender[sender]?.isEmpty == true { signalsBySender[sender] = nil }
+        signalsByRid.remove(pending.id, connection: sender, rid: pending.rid)
     }
 
     /// Records who holds the signal's offer now, keeping `offersHeld` in step.

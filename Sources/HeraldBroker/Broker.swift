@@ -69,6 +69,8 @@ public final class Broker {
     /// connection costs its own signals, not all of them (`Broker+Signals.swift`).
     var signalsBySender: [ConnectionID: Set<Int>] = [:]
     var offersHeld: [ConnectionID: Set<Int>] = [:]
+    /// Signals under way by their sender's `rid`, for `cancel` (`Broker+Cancel.swift`).
+    var signalsByRid = OperationsByRid()
     /// Per handler connection, ids of finished signals it was offered (late `handled`s).
     var finishedOffers: [ConnectionID: [Int]] = [:]
     /// Channels whose next level for signals was overridden with `link`.

@@ -68,12 +68,13 @@ struct PendingRequest {
     var unheardNodes = 0
 }
 
-/// Requests in flight, by id (for deadlines), by token (for replies) and by requester (so
-/// a requester that goes leaves nothing behind).
+/// Requests in flight, by id (for deadlines), by token (for replies), by requester (so
+/// a requester that goes leaves nothing behind) and by the requester's `rid` (for `cancel`).
 struct PendingRequests {
     private var byID: [Int: PendingRequest] = [:]
     private var byToken: [ReplyToken: Int] = [:]
     private var byRequester: [ConnectionID: Set<Int>] = [:]
+    private var byRid = OperationsByRid()
     private var nextID = 0
     /// Set while a request fans out with auth on, so `deliver` notes each recipient.
     private(set) var isCollectingRecipients = false
@@ -89,6 +90,7 @@ struct PendingRequests {
         byID[nextID] = request
         byToken[request.token] = nextID
         byRequester[request.requester.id, default: []].insert(nextID)
+        byRid.insert(nextID, connection: request.requester.id, rid: request.rid)
         return nextID
     }
 
@@ -109,6 +111,7 @@ struct PendingRequests {
         let requester = request.requester.id
         byRequester[requester]?.remove(id)
         if byRequester[requester]?.isEmpty == true { byRequester[requester] = nil }
+        byRid.remove(id, connection: requester, rid: request.rid)
         // Dictionaries keep their capacity; a burst of requests should not pin it forever.
         if byID.isEmpty && byID.capacity > 4096 {
             byID = [:]
@@ -170,4 +173,13 @@ struct PendingRequests {
     func ids(of requester: ConnectionID) -> Set<Int> {
         byRequester[requester] ?? []
     }
+
+    /// The ids of a requester's pending requests sent with `rid`, oldest first: what its
+    /// `cancel {of: rid}` withdraws. Costs those requests, not every pending one.
+    func ids(of requester: ConnectionID, rid: [UInt8]) -> [Int] {
+        byRid.ids(for: OperationRid(connection: requester, rid: rid))
+    }
+
+    /// How many distinct `rid`s of pending requests are indexed (0 when none is pending).
+    var ridCount: Int { byRid.count }
 }

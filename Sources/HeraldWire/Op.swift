@@ -3,7 +3,7 @@ public enum Op: String, Sendable, CaseIterable {
     case hello, ping, pong, sub, unsub, pub, req, reply, lock, unlock, locks
     case declare, remove, signal, handled, callback, link, unlink
     case set, get, del, touch, append, assign, splice
-    case stats, channels, subs
+    case stats, channels, subs, cancel
 
     /// Looks an op up by its raw UTF-8 name without building a `String`.
     ///
@@ -23,7 +23,7 @@ public enum Op: String, Sendable, CaseIterable {
     /// Whether the op is answered only on failure or when it carries a `rid`.
     public var isFireAndForget: Bool {
         switch self {
-        case .pub, .reply, .handled, .callback, .pong: return true
+        case .pub, .reply, .handled, .callback, .pong, .cancel: return true
         default: return false
         }
     }
