@@ -67,10 +67,10 @@ extension Broker {
     /// Parks `session` behind a script call for the request being handled.
     func park(_ session: Session, on cluster: ClusterState, _ script: ClusterState.ScriptCall.Script,
               channel: [UInt8]?, arguments: [[UInt8]], op: Op, subscription: Subscription? = nil,
-              catchUp: CatchUp? = nil) {
+              catchUp: CatchUp? = nil, claiming name: [UInt8]? = nil) {
         let waiting = ClusterState.Waiting(session: session, op: op, opRaw: current.opRaw.map { Array($0) },
                                            rid: current.ridRaw.map { Array($0) }, subscription: subscription,
-                                           catchUp: catchUp)
+                                           catchUp: catchUp, channel: name)
         _ = cluster.call(script, channel: channel, arguments: arguments, waiting: waiting)
         session.awaitsCluster = true
     }
@@ -83,9 +83,14 @@ extension Broker {
         let session = waiting.session
         session.awaitsCluster = false
         let buffered = waiting.subscription.map { cluster.endCatchUp($0) } ?? []
-        guard sessions[session.id] === session, !session.closeAfterFlush else { return nil }
+        guard sessions[session.id] === session, !session.closeAfterFlush else {
+            if let name = waiting.channel { abandonClaim(of: name, by: session.id, result: result, cluster) }
+            return nil
+        }
         withStoredRequest(waiting) {
-            if let catchUp = waiting.catchUp, let subscription = waiting.subscription {
+            if let name = waiting.channel {
+                finishDeclare(of: name, by: session, result: result)
+            } else if let catchUp = waiting.catchUp, let subscription = waiting.subscription {
                 finishCatchUp(catchUp, for: subscription, buffered: buffered, result: result)
             } else {
                 answerState(waiting.op, session, result: result)
@@ -149,7 +154,7 @@ extension Broker {
     }
 
     /// `{"error":CODE,"message":M,"op":…,"rid":…[,"rev":R]}`.
-    private func writeError(_ session: Session, code: String, message: String, rev: Int?) {
+    func writeError(_ session: Session, code: String, message: String, rev: Int?) {
         write(session) { out in
             out.appendRaw(#"{"error":"#)
             out.appendJSONString(Array(code.utf8))

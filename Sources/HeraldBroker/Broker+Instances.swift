@@ -25,7 +25,15 @@ extension Broker {
         }
         try admitChannel(named: name)
         try admitUserChannel(named: name, for: session)
-        if instances.owner(of: name) == nil { try admitDeclaration(by: session) }
+        if instances.owner(of: name) == nil {
+            try admitDeclaration(by: session)
+            if let cluster { return claimInCluster(name, for: session, cluster) }
+        }
+        acceptDeclaration(of: name, by: session)
+    }
+
+    /// Records `session` as the owner of `name` and answers `ok`.
+    func acceptDeclaration(of name: [UInt8], by session: Session) {
         instances.declare(name, by: session.id)
         charge(channel(named: name), to: session)
         answer(session, .declare) { out in
@@ -81,21 +89,38 @@ extension Broker {
     }
 
     /// The rest of a removal once ownership is gone: the exact subscriptions (told
-    /// `removed`), the record, the `$sys` event.
+    /// `removed`), the record, the `$sys` event. In cluster mode the removal goes through
+    /// Redis first (`Broker+ClusterInstances.swift`): the subscriptions here go when it comes
+    /// back, after the events published before it, as on every other node.
     func finishRemoval(of name: [UInt8], owner: ConnectionID?, ownerSession: Session?, reason: RemovalReason) {
+        if let cluster, let owner {
+            cluster.undeclare(name, owner: owner, reason: Array(reason.rawValue.utf8))
+        } else {
+            dropExactSubscriptions(of: name)
+        }
+        channelRemoved(name, owner: owner, ownerSession: ownerSession, reason: reason)
+    }
+
+    /// Ends every subscription on exactly `name`, telling each holder `removed`, and drops
+    /// the channel's record.
+    func dropExactSubscriptions(of name: [UInt8]) {
         let dropped = index.subscriptions(withPattern: name).sorted { $0.serial < $1.serial }
         for subscription in dropped {
-            write(subscription.session) { out in
-                out.appendRaw(#"{"removed":"#)
-                out.appendJSONString(name)
-                out.appendRaw(#","sub":"#)
-                out.append(contentsOf: subscription.quotedName)
-                out.appendRaw("}\n")
-            }
+            tellRemoved(subscription, name)
             end(subscription)
         }
         dropChannelRecord(name)
-        channelRemoved(name, owner: owner, ownerSession: ownerSession, reason: reason)
+    }
+
+    /// `{"removed":CH,"sub":NAME}` to the holder of `subscription`.
+    func tellRemoved(_ subscription: Subscription, _ name: [UInt8]) {
+        write(subscription.session) { out in
+            out.appendRaw(#"{"removed":"#)
+            out.appendJSONString(name)
+            out.appendRaw(#","sub":"#)
+            out.append(contentsOf: subscription.quotedName)
+            out.appendRaw("}\n")
+        }
     }
 
     /// The concrete, non-reserved channel named by `ch`.

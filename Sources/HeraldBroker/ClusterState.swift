@@ -75,6 +75,11 @@ public final class ClusterState {
             case state
             /// `ClusterStateScripts.catchUp`: `current` values and the history after `since`.
             case catchUp
+            /// `ClusterInstanceScripts.declare`: claims instance channels for an owner.
+            case declare
+            /// `ClusterInstanceScripts.undeclare`: removes an owner's instance channels
+            /// everywhere (fire and forget: nobody waits for it).
+            case undeclare
         }
         /// The key of the waiting request (`ClusterState.waiting`).
         public let token: Int
@@ -84,7 +89,7 @@ public final class ClusterState {
         /// (nil: the script publishes nothing).
         public let channel: [UInt8]?
         /// The script's arguments after the prefix and the targets.
-        public let arguments: [[UInt8]]
+        public internal(set) var arguments: [[UInt8]]
         /// How many events of the same pass's outbox go to Redis before this call, so one
         /// client's `pub` and state ops keep their order.
         public var position: Int
@@ -103,6 +108,8 @@ public final class ClusterState {
         let subscription: Subscription?
         /// What the catch-up asked for.
         let catchUp: CatchUp?
+        /// The instance channel a `declare` claims.
+        var channel: [UInt8]? = nil
     }
 
     /// A publisher waiting for its event's `seq`.
@@ -155,6 +162,29 @@ public final class ClusterState {
         calls.append(ScriptCall(token: nextToken, script: script, channel: channel, arguments: arguments,
                                 position: outbox.count, afterTicket: afterTicket))
         return nextToken
+    }
+
+    /// Queues a script call nobody waits for (token 0: its answer is dropped).
+    func send(_ script: ScriptCall.Script, arguments: [[UInt8]]) {
+        calls.append(ScriptCall(token: 0, script: script, channel: nil, arguments: arguments,
+                                position: outbox.count, afterTicket: 0))
+    }
+
+    /// The most channels one `undeclare` call carries (one script call per pass and owner
+    /// for a teardown, never one per channel, and never a script that holds Redis long).
+    public static let undeclareBatch = 1_000
+
+    /// Queues the removal of `name` (owned by `owner`, a local connection) from the
+    /// cluster: its ownership, state and history go in Redis and every other node tells its
+    /// exact subscribers. Removals of one owner and reason in one pass share a call.
+    func undeclare(_ name: [UInt8], owner: ConnectionID, reason: [UInt8]) {
+        if let last = calls.indices.last, calls[last].script == .undeclare, calls[last].position == outbox.count,
+           calls[last].arguments.count < 3 + Self.undeclareBatch,
+           calls[last].arguments[1] == Array(String(owner).utf8), calls[last].arguments[2] == reason {
+            calls[last].arguments.append(name)
+            return
+        }
+        send(.undeclare, arguments: [Array(String(nodeIndex).utf8), Array(String(owner).utf8), reason, name])
     }
 
     /// The latest interest ticket handed out (what a catch-up waits for).
@@ -245,5 +275,12 @@ public final class ClusterState {
         nextReceipt += 1
         receipts[nextReceipt] = Receipt(session: session, rid: rid)
         return nextReceipt
+    }
+}
+
+extension ClusterState.ScriptCall {
+    /// A call nobody waits for (token 0: its answer is dropped), made by the engine itself.
+    public init(unwaited script: Script, arguments: [[UInt8]]) {
+        self.init(token: 0, script: script, channel: nil, arguments: arguments, position: 0, afterTicket: 0)
     }
 }

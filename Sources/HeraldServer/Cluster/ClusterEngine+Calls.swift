@@ -11,6 +11,8 @@ extension ClusterEngine {
         ("catchUp", ClusterStateScripts.catchUp), ("groupInterest", ClusterGroupScripts.groupInterest),
         ("reap", ClusterNodeScripts.reap), ("rejoin", ClusterNodeScripts.rejoin),
         ("locks", ClusterLockScripts.locks), ("lockSnapshot", ClusterLockScripts.snapshot),
+        ("declare", ClusterInstanceScripts.declare), ("undeclare", ClusterInstanceScripts.undeclare),
+        ("reapInstances", ClusterInstanceScripts.reapInstances),
     ]
 
     /// Sends one call, or keeps it until its interest ticket was released.
@@ -42,6 +44,7 @@ extension ClusterEngine {
         if case .error(let text) = reply, text.hasPrefix("NOSCRIPT") {
             server.logger.warn("cluster: script missing in Redis; answered unavailable", ["script": call.script.rawValue])
         }
+        if call.script == .undeclare, reply.failure != nil { return undeclareFailed(call) }
         let result = call.script == .catchUp ? Self.catchUpValue(reply) : Self.value(reply)
         let session = server.shared.withLock { broker in broker.clusterCallAnswered(token: call.token, result: result) }
         if let session { server.resumeHeldLines(of: session.id) }

@@ -23,6 +23,9 @@ final class ClusterEngine {
     /// Lock changes heard while not ready, replayed over the lock snapshot
     /// (`ClusterEngine+Locks`).
     var heldLockMessages: [ClusterLockMessage] = []
+    /// Instance channel removals that could not reach Redis, sent again once it is back
+    /// (`ClusterEngine+Instances`).
+    var undeclaresToRetry: [ClusterState.ScriptCall] = []
     /// Whether the engine was ready before (so a new readiness follows a lost Redis).
     private var wasReady = false
     private var queued: [ClusterState.Event] = []
@@ -286,6 +289,8 @@ final class ClusterEngine {
         if channel == ownChannel {
             if ClusterNodeMessage.isNodeMessage(payload) { return nodeMessage(payload) }
             deliver(payload)
+        } else if payload.first == UInt8(ascii: "R") {
+            removalMessage(payload)
         } else if ClusterLockMessage.isLockMessage(payload) {
             lockMessage(payload)
         } else {
@@ -409,6 +414,7 @@ final class ClusterEngine {
         queuedInterest = []
         queuedCalls = []
         send(events: events, interest: interest, calls: calls)
+        retryUndeclares()
         if registersAgain { registerAgain() }
     }
 
@@ -439,6 +445,7 @@ final class ClusterEngine {
                          again: true)
         }
         registerLocksAgain()
+        claimInstancesAgain()
         server.logger.info("cluster: registered again after Redis came back", ["patterns": patterns.count])
     }
 
@@ -463,7 +470,10 @@ final class ClusterEngine {
             commands.send([Array("SET".utf8), Array((prefix + "alive:" + String(nodeIndex)).utf8), Array("1".utf8),
                            Array("PX".utf8), Array(String(settings.nodeTimeoutMs).utf8)]) { _ in }
         }
-        if isReady { reap() }
+        if isReady {
+            reap()
+            reapInstances()
+        }
         releaseBarriers(now: uv_hrtime())
     }
 

@@ -6,12 +6,12 @@ enum ClusterNodeScripts {
     /// caller's index (never reaped by itself). For each such node, in one atomic step: its
     /// entry leaves `{p}nodes` and joins `{p}dead` (so a node reaped during a partition
     /// learns it when it reconnects), its interest set and its queue-group member counts go
-    /// (a group hash with only `rr` left goes too), its connections' locks go, and `dNODE V` is announced on the
+    /// (a group hash with only `rr` left goes too), its connections' locks go, its instance
+    /// channels are handed to `ClusterInstanceScripts.reapInstances`, and `dNODE V` is announced on the
     /// interest channel at a new interest version. Returns `{index, name, reason, …}`,
     /// `reason` being `left` when the node left cleanly (`{p}left:INDEX`), else `timeout`.
     /// Its cost is the number of registered nodes plus the dead node's interest entries.
-    static let reap = """
-    local p, me = ARGV[1], ARGV[2]
+    static let reap = "local p, me = ARGV[1], ARGV[2]\n" + ClusterInstanceScripts.reapNode + """
     local out = {}
     local nodes = redis.call('HGETALL', p .. 'nodes')
     for at = 1, #nodes, 2 do
@@ -29,6 +29,7 @@ enum ClusterNodeScripts {
         redis.call('DEL', p .. 'i:' .. node)
         for _, owner in ipairs(redis.call('SMEMBERS', p .. 'lo:' .. node)) do redis.call('UNLINK', p .. 'lk:' .. owner) end
         redis.call('DEL', p .. 'lo:' .. node)
+        reapInstancesOf(node)
         local reason = 'timeout'
         if redis.call('DEL', p .. 'left:' .. node) == 1 then reason = 'left' end
         local v = redis.call('INCR', p .. 'iv')
@@ -43,11 +44,13 @@ enum ClusterNodeScripts {
 
     /// A node registering (again) after Redis came back: ARGV = prefix, index, name, the
     /// liveness TTL in ms. Returns 1 when the node had been declared down meanwhile (it is
-    /// alive again).
+    /// alive again: its channels not yet cleared stay its own, and it claims them again).
     static let rejoin = """
     local p, node = ARGV[1], ARGV[2]
     redis.call('SET', p .. 'alive:' .. node, '1', 'PX', ARGV[4])
     redis.call('HSET', p .. 'nodes', node, ARGV[3])
+    redis.call('UNLINK', p .. 'ng:' .. node)
+    redis.call('SREM', p .. 'gone', node)
     return redis.call('SREM', p .. 'dead', node)
     """
 }
