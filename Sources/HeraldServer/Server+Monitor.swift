@@ -29,7 +29,8 @@ extension Server {
         let (figures, stopping, full) = shared.withLock { broker in
             (broker.statsFigures(now: now), isStopping, broker.dataFolderFault != nil)
         }
-        return MonitorSnapshot(version: Version.current, isStopping: stopping, figures: figures,
+        return MonitorSnapshot(version: Version.current, isStopping: stopping,
+                               figures: figures + (clusterEngine?.monitorFigures() ?? []),
                                process: ProcessFigures.read(), wallClockMs: wallClockMilliseconds(),
                                isDataFolderFull: full)
     }

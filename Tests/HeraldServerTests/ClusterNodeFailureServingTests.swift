@@ -15,6 +15,36 @@ struct ClusterNodeFailureServingTests {
                           arguments: ["--workers", "1"])
     }
 
+    private func metric(_ daemon: DaemonProcess, _ name: String) throws -> String? {
+        let body = try HTTPTestClient.request("GET", "/metrics", port: try daemon.monitorPort()).body
+        return body.split(separator: "\n").first { $0.hasPrefix(name + " ") }.map { String($0.dropFirst(name.count + 1)) }
+    }
+
+    @Test func metricsCountLiveNodesAndTimeTheRedisRoundTrip() throws {
+        let redis = try TestRedis()
+        let watched = try DaemonProcess(config: #"monitor_port: 0, cluster: { redis: "redis://127.0.0.1:\#(redis.port)", node: "m", node_timeout_ms: \#(Self.timeoutMs) },"#,
+                                        arguments: ["--workers", "1"])
+        let others = try ["n1", "n2"].map { try node(redis, $0) }
+        let deadline = Date().addingTimeInterval(5)
+        while try metric(watched, "herald_cluster_nodes") != "3" || metric(watched, "herald_cluster_redis_rtt_seconds") == "0",
+              Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        #expect(try metric(watched, "herald_cluster_nodes") == "3")
+        #expect(try metric(watched, "herald_cluster_ready") == "1")
+        let rtt = try metric(watched, "herald_cluster_redis_rtt_seconds").flatMap(Double.init) ?? -1
+        #expect(rtt > 0 && rtt < 1, "a loopback round trip: \(rtt) s")
+        #expect(try metric(watched, "herald_cluster_pending_ops").flatMap(Int.init) ?? -1 >= 0)
+        others[1].signal(SIGKILL)
+        let down = Date().addingTimeInterval(Double(Self.timeoutMs) / 1000 + 4)
+        while try metric(watched, "herald_cluster_nodes") != "2" && Date() < down { Thread.sleep(forTimeInterval: 0.1) }
+        #expect(try metric(watched, "herald_cluster_nodes") == "2", "the killed node is no longer counted")
+        redis.stop()
+        let lost = Date().addingTimeInterval(5)
+        while try metric(watched, "herald_cluster_ready") != "0" && Date() < lost { Thread.sleep(forTimeInterval: 0.1) }
+        #expect(try metric(watched, "herald_cluster_ready") == "0", "not ready without Redis")
+    }
+
     private func nodeEvent(_ watcher: TestClient, timeout: Double) throws -> (event: String, name: String, reason: String?, reporter: String) {
         let frame = try watcher.frame(timeout: timeout)
         let data = frame["data"] as? [String: Any] ?? [:]

@@ -40,6 +40,8 @@ final class ClusterEngine {
     /// The highest interest version each live node acknowledged.
     private var acknowledged: [Int: Int] = [:]
     private var lastSeenVersion = 0
+    /// The last liveness refresh's round trip to Redis, in µs (the monitor's figure).
+    private(set) var redisRoundTripUs = 0
     private let timer = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
 
     /// How long a held `sub` answer waits for nodes that do not acknowledge (then they count
@@ -77,6 +79,21 @@ final class ClusterEngine {
             guard let data = timer?.pointee.data else { return }
             Unmanaged<ClusterEngine>.fromOpaque(data).takeUnretainedValue().everyPeriod()
         }, period, period)
+    }
+
+    /// Cluster figures for `/metrics` and `/varz` (docs/operations.md, "Running a cluster"):
+    /// whether the node is ready, the live nodes it counts (itself included), the last
+    /// Redis round trip, and the cluster ops under way (commands awaiting Redis, events and
+    /// calls queued until ready, held answers, removals to send again).
+    func monitorFigures() -> [StatsFigure] {
+        let pending = commands.inFlight + queued.count + queuedInterest.count + queuedCalls.count + deferredCalls.count
+            + barriers.count + undeclaresToRetry.count
+        return [
+            StatsFigure("cluster_ready", isReady ? 1 : 0),
+            StatsFigure("cluster_nodes", acknowledged.count),
+            StatsFigure("cluster_redis_rtt_us", redisRoundTripUs),
+            StatsFigure("cluster_pending_ops", pending),
+        ]
     }
 
     /// Closes both links and the timer (the loop is stopping).
@@ -467,8 +484,11 @@ final class ClusterEngine {
 
     private func everyPeriod() {
         if commands.isConnected {
+            let sentAt = uv_hrtime()
             commands.send([Array("SET".utf8), Array((prefix + "alive:" + String(nodeIndex)).utf8), Array("1".utf8),
-                           Array("PX".utf8), Array(String(settings.nodeTimeoutMs).utf8)]) { _ in }
+                           Array("PX".utf8), Array(String(settings.nodeTimeoutMs).utf8)]) { [unowned self] reply in
+                if reply.failure == nil { redisRoundTripUs = Int((uv_hrtime() &- sentAt) / 1_000) }
+            }
         }
         if isReady {
             reap()

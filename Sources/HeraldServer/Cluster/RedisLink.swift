@@ -23,6 +23,8 @@ final class RedisLink {
     var onDisconnect: ((String) -> Void)?
     /// Whether the connection is up.
     private(set) var isConnected = false
+    /// Commands sent and not answered yet (the monitor's pending cluster ops).
+    private(set) var inFlight = 0
 
     private let loop: UnsafeMutablePointer<uv_loop_t>
     private var context: UnsafeMutablePointer<redisAsyncContext>?
@@ -54,7 +56,10 @@ final class RedisLink {
     @discardableResult
     func send(_ arguments: [[UInt8]], _ handler: @escaping (RedisReply) -> Void) -> Bool {
         guard let context, isConnected else { return false }
-        let box = Unmanaged.passRetained(RedisReplyHandler(handler)).toOpaque()
+        let box = Unmanaged.passRetained(RedisReplyHandler { [weak self] reply in
+            self?.inFlight -= 1
+            handler(reply)
+        }).toOpaque()
         let status = RedisLink.withTerminated(arguments) { command, count in
             redisAsyncFormattedCommand(context, redisLinkReply, box, command, count)
         }
@@ -62,6 +67,7 @@ final class RedisLink {
             Unmanaged<RedisReplyHandler>.fromOpaque(box).release()
             return false
         }
+        inFlight += 1
         return true
     }
 

@@ -71,6 +71,14 @@ enum MetricsRenderer {
                help: "Hellos refused because their address had too many failures (too_many_attempts)."),
         Metric(figure: "unauthenticated", name: "herald_unauthenticated_connections", kind: .gauge,
                help: "Connections open now that have not authenticated yet."),
+        Metric(figure: "cluster_ready", name: "herald_cluster_ready", kind: .gauge,
+               help: "Cluster mode: 1 while this node is connected to Redis and serving cluster-wide ops, else 0."),
+        Metric(figure: "cluster_nodes", name: "herald_cluster_nodes", kind: .gauge,
+               help: "Cluster mode: live nodes this node counts, itself included."),
+        Metric(figure: "cluster_redis_rtt_us", name: "herald_cluster_redis_rtt_seconds", kind: .gauge,
+               help: "Cluster mode: the last liveness refresh's round trip to Redis.", divisor: 1_000_000),
+        Metric(figure: "cluster_pending_ops", name: "herald_cluster_pending_ops", kind: .gauge,
+               help: "Cluster mode: commands awaiting Redis, ops queued until ready, held answers."),
     ]
 
     /// The exposition text.
