@@ -65,8 +65,15 @@ public struct ReconnectPolicy: Sendable, Equatable {
 
 /// How a `HeraldClient` connects and behaves.
 public struct ClientConfiguration: Sendable {
-    /// Where to connect.
+    /// Where to connect first.
     public var endpoint: Endpoint
+    /// Other addresses of the same service, e.g. the other nodes of a cluster (docs/client.md,
+    /// "Several endpoints"): after a failed attempt or a lost connection the client tries the
+    /// next address in `endpoints`, round robin, with the reconnect policy's backoff, and
+    /// restores everything on whichever node answers.
+    public var alternateEndpoints: [Endpoint]
+    /// `endpoint` followed by `alternateEndpoints`, in the order they are tried.
+    public var endpoints: [Endpoint] { [endpoint] + alternateEndpoints }
     /// Display name sent in `hello`.
     public var name: String?
     /// Auth token sent in `hello` (when the daemon has users).
@@ -95,11 +102,14 @@ public struct ClientConfiguration: Sendable {
     ///   - connectTimeout: seconds per connect attempt (default 5).
     ///   - maxLine: longest accepted line (default 16 MiB).
     ///   - tls: TLS options when connecting to the daemon's TLS port (default nil: no TLS).
+    ///   - alternateEndpoints: other nodes to fail over to (default none).
     public init(endpoint: Endpoint, name: String? = nil, token: String? = nil, echo: Bool = true,
                 reconnect: ReconnectPolicy = ReconnectPolicy(), requestTimeout: Double = 10,
-                connectTimeout: Double = 5, maxLine: Int = 16 << 20, tls: TLSOptions? = nil) {
+                connectTimeout: Double = 5, maxLine: Int = 16 << 20, tls: TLSOptions? = nil,
+                alternateEndpoints: [Endpoint] = []) {
         self.tls = tls
         self.endpoint = endpoint
+        self.alternateEndpoints = alternateEndpoints
         self.name = name
         self.token = token
         self.echo = echo

@@ -96,6 +96,8 @@ public struct ServerInfo: Sendable, Equatable {
     public let heartbeatMs: Int
     /// The longest line the daemon accepts.
     public let maxLine: Int
+    /// In cluster mode, the name of the node this connection is on; nil for a daemon alone.
+    public var node: String? = nil
 }
 
 /// Everything mutable that callers and the I/O thread share, behind one `Mutex`.

@@ -68,7 +68,8 @@ extension HeraldClient {
         let info = ServerInfo(
             server: fields.string("server") ?? "", version: fields.string("version") ?? "",
             client: fields.string("client") ?? "", epoch: fields.string("epoch") ?? "",
-            heartbeatMs: fields.int("heartbeat_ms") ?? 0, maxLine: fields.int("max_line") ?? 1 << 20)
+            heartbeatMs: fields.int("heartbeat_ms") ?? 0, maxLine: fields.int("max_line") ?? 1 << 20,
+            node: fields.string("node"))
         let configuration = self.configuration
         let line = state.withLock { state -> [UInt8] in
             state.info = info

@@ -60,7 +60,8 @@ extension HeraldClient {
                of: attempt == 0 ? .connecting : .reconnecting(attempt: attempt))
         loop.wakeSignal.drain()
         do {
-            let socket = try PlatformTransport.connect(to: configuration.endpoint, tls: configuration.tls,
+            let endpoints = configuration.endpoints
+            let socket = try PlatformTransport.connect(to: endpoints[loop.endpointIndex % endpoints.count], tls: configuration.tls,
                                                        timeout: configuration.connectTimeout, wake: loop.wakeSignal)
             loop.socket = socket
             loop.attempt = attempt
@@ -195,6 +196,7 @@ extension HeraldClient {
         if giveUp {
             loop.phase = .stopped
         } else {
+            loop.endpointIndex &+= 1
             loop.phase = .backoff(until: IOLoop.now + UInt64(policy.delay(attempt: next) * 1e9), attempt: next)
         }
     }

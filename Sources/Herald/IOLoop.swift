@@ -48,6 +48,9 @@ final class IOLoop: @unchecked Sendable {
     var closingErrorCode: String?
     /// The attempt number of the connection being set up (0 for the first).
     var attempt = 0
+    /// Which of the configuration's `endpoints` the next attempt uses (modulo their count):
+    /// it moves on after every failed attempt or lost connection.
+    var endpointIndex = 0
 
     init(maxLine: Int) {
         framer = LineFramer(maxLine: maxLine)
