@@ -15,7 +15,7 @@ final class ClusterEngine {
     let nodeIndex: Int
     unowned let server: Server
     let commands: RedisLink
-    private let messages: RedisLink
+    let messages: RedisLink
     let table = InterestTable()
     var scripts: [String: [UInt8]] = [:]
     private var subscribed = 0
@@ -41,7 +41,9 @@ final class ClusterEngine {
     private var acknowledged: [Int: Int] = [:]
     private var lastSeenVersion = 0
     /// The last liveness refresh's round trip to Redis, in µs (the monitor's figure).
-    private(set) var redisRoundTripUs = 0
+    var redisRoundTripUs = 0
+    /// When the liveness refresh now awaiting its reply was sent (`ClusterEngine+Stall`).
+    var refreshSentAt: UInt64?
     private let timer = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
 
     /// How long a held `sub` answer waits for nodes that do not acknowledge (then they count
@@ -483,13 +485,7 @@ final class ClusterEngine {
     }
 
     private func everyPeriod() {
-        if commands.isConnected {
-            let sentAt = uv_hrtime()
-            commands.send([Array("SET".utf8), Array((prefix + "alive:" + String(nodeIndex)).utf8), Array("1".utf8),
-                           Array("PX".utf8), Array(String(settings.nodeTimeoutMs).utf8)]) { [unowned self] reply in
-                if reply.failure == nil { redisRoundTripUs = Int((uv_hrtime() &- sentAt) / 1_000) }
-            }
-        }
+        if commands.isConnected && !dropIfStalled() { refreshLiveness() }
         if isReady {
             reap()
             reapInstances()

@@ -146,6 +146,20 @@ final class RedisLink {
         return count
     }
 
+    /// Drops the connection now, as if it had been lost (Redis stopped answering, e.g. a
+    /// partition that keeps the TCP connection up): pending commands are answered
+    /// `.disconnected`, `onDisconnect` runs, and the link reconnects with backoff.
+    func drop(_ reason: String) {
+        guard !isClosed, let context else { return }
+        self.context = nil
+        isConnected = false
+        // Pending callbacks run inside with no reply; they find the link already without a
+        // context, so only this call reports the loss.
+        redisAsyncFree(context)
+        persistent.removeAll()
+        retry(reason)
+    }
+
     /// Disconnects for good: pending commands are answered `.disconnected`; no reconnect.
     func close() {
         guard !isClosed else { return }
