@@ -1,56 +1,72 @@
 import Dispatch
 
-/// Events for queued handlers, collected while the I/O thread works through what it read, and
-/// handed to each queue as one block.
+/// Events for queued handlers and streams, collected while the I/O thread works through what it
+/// read, and handed to each queue as one block and to each stream's buffer under one lock.
 ///
 /// Why: one `DispatchQueue.async` per event cost a block, a wake-up and often a context switch
-/// per event; at a few hundred thousand events per second that was most of the raw path. Order
-/// is kept: events go to their queue in arrival order, and the batch is flushed before any
-/// other frame is handled (a `removed`, an answer), so a subscription's end still comes after
-/// its events.
+/// per event; at a few hundred thousand events per second that was most of the raw path. The
+/// same held for streams, one lock and often one task resume per event (`EventBuffer`). Order
+/// is kept: events go to their queue or stream in arrival order, and the batch is flushed
+/// before any other frame is handled (a `removed`, an answer), so a subscription's end still
+/// comes after its events.
 struct DeliveryBatch {
     private var items: [(binding: SubscriptionBinding, event: IncomingEvent, finished: Bool)] = []
 
     /// Whether nothing is waiting.
     var isEmpty: Bool { items.isEmpty }
 
-    /// Adds one event for `binding` (a queued binding; inline ones are called at once).
+    /// Adds one event for `binding`.
     mutating func append(_ binding: SubscriptionBinding, _ event: IncomingEvent, finished: Bool) {
         items.append((binding, event, finished))
     }
 
-    /// Hands every collected event to its queue (one block per queue), then ends the
-    /// subscriptions that finished with them.
+    /// Hands every collected event to its queue (one block per queue) or stream (one append per
+    /// stream), then ends the subscriptions that finished with them.
     mutating func flush() {
         guard !items.isEmpty else { return }
         let taken = items
         items.removeAll(keepingCapacity: true)
-        // The usual case, every event for one queue (the client's `.ordered` one): one block.
-        if case .queue(let first) = taken[0].binding.target,
-           taken.allSatisfy({ if case .queue(let queue) = $0.binding.target { queue === first } else { false } }) {
-            first.async {
-                for item in taken { item.binding.deliverIfWanted(item.event) }
-            }
+        defer {
             for item in taken where item.finished { item.binding.end(.finished) }
-            return
+        }
+        // The usual cases: every event for one queue (the client's `.ordered` one), or for one
+        // stream.
+        switch taken[0].binding.target {
+        case .queue(let first):
+            if taken.allSatisfy({ if case .queue(let queue) = $0.binding.target { queue === first } else { false } }) {
+                first.async {
+                    for item in taken { item.binding.deliverIfWanted(item.event) }
+                }
+                return
+            }
+        case .stream(let first):
+            if taken.allSatisfy({ if case .stream(let buffer) = $0.binding.target { buffer === first } else { false } }) {
+                first.append(taken.map(\.event))
+                return
+            }
         }
         var queues: [ObjectIdentifier: (queue: DispatchQueue, events: [(SubscriptionBinding, IncomingEvent)])] = [:]
-        var order: [ObjectIdentifier] = []
+        var streams: [ObjectIdentifier: (buffer: EventBuffer, events: [IncomingEvent])] = [:]
+        var queueOrder: [ObjectIdentifier] = []
         for item in taken {
-            guard case .queue(let queue) = item.binding.target else { continue }
-            let id = ObjectIdentifier(queue)
-            if queues[id] == nil {
-                queues[id] = (queue, [])
-                order.append(id)
+            switch item.binding.target {
+            case .queue(let queue):
+                let id = ObjectIdentifier(queue)
+                if queues[id] == nil {
+                    queues[id] = (queue, [])
+                    queueOrder.append(id)
+                }
+                queues[id]?.events.append((item.binding, item.event))
+            case .stream(let buffer):
+                streams[ObjectIdentifier(buffer), default: (buffer, [])].events.append(item.event)
             }
-            queues[id]?.events.append((item.binding, item.event))
         }
-        for id in order {
+        for id in queueOrder {
             guard let (queue, events) = queues[id] else { continue }
             queue.async {
                 for (binding, event) in events { binding.deliverIfWanted(event) }
             }
         }
-        for item in taken where item.finished { item.binding.end(.finished) }
+        for (buffer, events) in streams.values { buffer.append(events) }
     }
 }

@@ -1,42 +1,22 @@
-import Synchronization
-
-/// Counts events an ``EventStream`` lost to its buffering policy.
-final class DropCounter: Sendable {
-    private let total = Atomic<Int>(0)
-    private let unreported = Atomic<Int>(0)
-
-    /// Counts one dropped delivery; the drops it was carrying are carried on to the next one.
-    func record(droppedCarrying carried: Int) {
-        total.add(1, ordering: .relaxed)
-        unreported.add(1 + carried, ordering: .relaxed)
-    }
-
-    /// Drops since the last call, to attach to the next delivered event.
-    func takeUnreported() -> Int { unreported.exchange(0, ordering: .relaxed) }
-
-    var count: Int { total.load(ordering: .relaxed) }
-}
-
 /// Typed events as an `AsyncSequence`, for one consumer, with a stated buffering policy.
 ///
 /// The subscription lives as long as the stream or an iterator over it: when both are gone,
 /// or the consuming task is cancelled, it is unsubscribed. Events lost to the buffer are
 /// counted in `droppedCount` and reported on the next delivered event (`metadata.dropped`).
 /// The stream finishes when the subscription ends (`max` reached, channel removed) or the
-/// client closes.
+/// client closes. An event that does not decode is skipped (and reported to
+/// `SubscriptionOptions.onDecodingFailure`, else to the client's error handler); to have it
+/// end the sequence with an error instead, use ``ThrowingEventStream``
+/// (`HeraldClient.throwingEvents`).
+///
+/// Events reach the consumer in batches (everything one read from the daemon brought): the
+/// iterator takes a batch under one lock and works through it locally, so a busy stream costs
+/// about what the closure path does per event.
 public struct EventStream<Event: HeraldEvent>: AsyncSequence, Sendable {
     /// One delivery: the event and its metadata.
     public typealias Element = Delivery<Event>
 
-    /// What the I/O thread queues: the event still undecoded (the consumer decodes it, so
-    /// decoding runs beside the I/O thread, as handlers do) and the drops it carries.
-    struct Pending: Sendable {
-        let incoming: IncomingEvent
-        let dropped: Int
-    }
-
-    let base: AsyncStream<Pending>
-    let drops: DropCounter
+    let buffer: EventBuffer
     /// Where an event that does not decode is reported (the subscription's
     /// `onDecodingFailure`, else the client's error handler).
     let onFailure: @Sendable (HeraldClientError, EventMetadata) -> Void
@@ -44,45 +24,64 @@ public struct EventStream<Event: HeraldEvent>: AsyncSequence, Sendable {
     public let subscription: Subscription
 
     /// Events dropped so far because the consumer fell behind the buffer.
-    public var droppedCount: Int { drops.count }
+    public var droppedCount: Int { buffer.droppedCount }
 
     /// Makes the iterator (it keeps the subscription alive while iterating).
     public func makeAsyncIterator() -> Iterator {
-        Iterator(base: base.makeAsyncIterator(), onFailure: onFailure, subscription: subscription)
+        Iterator(buffer: buffer, onFailure: onFailure, subscription: subscription)
     }
 
     /// Iterates deliveries.
     public struct Iterator: AsyncIteratorProtocol {
-        var base: AsyncStream<Pending>.Iterator
+        let buffer: EventBuffer
         let onFailure: @Sendable (HeraldClientError, EventMetadata) -> Void
         let subscription: Subscription
+        /// The batch being worked through, and the position in it.
+        var batch: [EventBuffer.Item] = []
+        var position = 0
+
+        init(buffer: EventBuffer, onFailure: @escaping @Sendable (HeraldClientError, EventMetadata) -> Void, subscription: Subscription) {
+            self.buffer = buffer
+            self.onFailure = onFailure
+            self.subscription = subscription
+        }
 
         /// The next delivery, or nil when the stream finished.
         public mutating func next() async -> Delivery<Event>? {
-            while let pending = await base.next() {
-                if let delivery = Self.decoded(pending, onFailure) { return delivery }
-            }
-            return nil
+            await next(isolation: nil)
         }
 
         /// The next delivery (isolation-preserving form).
         public mutating func next(isolation actor: isolated (any Actor)?) async -> Delivery<Event>? {
-            while let pending = await base.next(isolation: actor) {
-                if let delivery = Self.decoded(pending, onFailure) { return delivery }
+            while true {
+                while position < batch.count {
+                    let item = batch[position]
+                    position += 1
+                    if let delivery = decoded(item) { return delivery }
+                }
+                batch = await buffer.take(isolation: actor)
+                position = 0
+                if batch.isEmpty { return nil }
             }
-            return nil
         }
 
         /// Decodes one queued event; a failure is reported and the event skipped.
-        private static func decoded(_ pending: Pending, _ onFailure: @Sendable (HeraldClientError, EventMetadata) -> Void) -> Delivery<Event>? {
+        private func decoded(_ item: EventBuffer.Item) -> Delivery<Event>? {
             do throws(HeraldClientError) {
-                let event = try pending.incoming.decode(Event.self)
-                return Delivery(event: event, metadata: pending.incoming.metadata.addingDrops(pending.dropped))
+                return try item.delivery(Event.self)
             } catch {
-                onFailure(error, pending.incoming.metadata)
+                onFailure(error, item.incoming.metadata)
                 return nil
             }
         }
+    }
+}
+
+extension EventBuffer.Item {
+    /// Decodes the event, with the local drops it carries added to its metadata.
+    func delivery<Event: HeraldEvent>(_ type: Event.Type) throws(HeraldClientError) -> Delivery<Event> {
+        let event = try incoming.decode(Event.self)
+        return Delivery(event: event, metadata: dropped == 0 ? incoming.metadata : incoming.metadata.addingDrops(dropped))
     }
 }
 
@@ -104,27 +103,11 @@ extension HeraldClient {
         _ topic: Topic<Event>, options: SubscriptionOptions = SubscriptionOptions(),
         buffering: StreamBuffering = .newest(1024)
     ) throws(HeraldClientError) -> EventStream<Event> {
-        let policy: AsyncStream<EventStream<Event>.Pending>.Continuation.BufferingPolicy
-        switch buffering {
-        case .unbounded: policy = .unbounded
-        case .newest(let n): policy = .bufferingNewest(max(1, n))
-        case .oldest(let n): policy = .bufferingOldest(max(1, n))
-        }
-        let (stream, continuation) = AsyncStream.makeStream(of: EventStream<Event>.Pending.self, bufferingPolicy: policy)
-        let drops = DropCounter()
-        let binding = try bind(topic.channel, options: options, target: .inline, ownerAlive: nil,
-                               onEnd: { continuation.finish() }) { incoming in
-            let pending = EventStream<Event>.Pending(incoming: incoming, dropped: drops.takeUnreported())
-            if case .dropped(let lost) = continuation.yield(pending) {
-                drops.record(droppedCarrying: lost.dropped)
-            }
-        }
-        continuation.onTermination = { [weak self] _ in self?.unbind(binding) }
-        let subscription = Subscription(binding: binding, channel: topic.channel, client: self, cancelsOnDeinit: true)
+        let (buffer, subscription) = try streamSubscription(topic.channel, options: options, buffering: buffering)
         let onFailure: @Sendable (HeraldClientError, EventMetadata) -> Void = options.onDecodingFailure ?? { [weak self] error, _ in
             self?.report(error)
         }
-        return EventStream(base: stream, drops: drops, onFailure: onFailure, subscription: subscription)
+        return EventStream(buffer: buffer, onFailure: onFailure, subscription: subscription)
     }
 
     /// The stream form for an event type's home channel.
@@ -139,5 +122,18 @@ extension HeraldClient {
         buffering: StreamBuffering = .newest(1024)
     ) throws(HeraldClientError) -> EventStream<Event> {
         try events(Event.topic, options: options, buffering: buffering)
+    }
+
+    /// Subscribes for a stream: the I/O thread hands the events to `buffer` in batches; the
+    /// stream ends when the subscription does; the consumer stopping unsubscribes.
+    func streamSubscription(_ channel: Channel, options: SubscriptionOptions,
+                            buffering: StreamBuffering) throws(HeraldClientError) -> (EventBuffer, Subscription) {
+        let buffer = EventBuffer(buffering: buffering)
+        // `DeliveryBatch` appends to the buffer itself (a batch at a time); the per-event
+        // handler is only the binding's required fallback.
+        let binding = try bind(channel, options: options, target: .stream(buffer), ownerAlive: nil,
+                               onEnd: { buffer.finish() }) { incoming in buffer.append([incoming]) }
+        buffer.setOnTermination { [weak self] in self?.unbind(binding) }
+        return (buffer, Subscription(binding: binding, channel: channel, client: self, cancelsOnDeinit: true))
     }
 }

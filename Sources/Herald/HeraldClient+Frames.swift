@@ -272,11 +272,7 @@ extension HeraldClient {
             return (binding, finished)
         }
         guard let (binding, finished) = target else { return }
-        if case .queue = binding.target {
-            loop.deliveries.append(binding, event, finished: finished)
-        } else {
-            binding.dispatch(event, finished: finished)
-        }
+        loop.deliveries.append(binding, event, finished: finished)
     }
 
     /// One event for `record`: counts it against `max`, remembers its `seq`.

@@ -9,8 +9,8 @@ import Synchronization
 final class SubscriptionBinding: Sendable {
     /// Where the handler runs.
     enum Target: Sendable {
-        /// Called on the I/O thread (streams: yielding is cheap and keeps arrival order).
-        case inline
+        /// Handed to a stream's buffer, a read pass's events at a time (see `EventBuffer`).
+        case stream(EventBuffer)
         /// Dispatched to a queue (`.ordered`: the client's serial queue; `.background`: concurrent).
         case queue(DispatchQueue)
     }
@@ -88,7 +88,7 @@ final class SubscriptionBinding: Sendable {
         taken.finish?()
         if let notify = taken.notify {
             switch target {
-            case .inline: notify(reason)
+            case .stream: notify(reason)
             case .queue(let queue): queue.async { notify(reason) }
             }
         }
@@ -123,22 +123,6 @@ final class SubscriptionBinding: Sendable {
             }
         } onCancel: {
             slot.cancel()
-        }
-    }
-
-    /// Hands one event to the handler where it belongs; `finished` ends the binding after it.
-    func dispatch(_ event: IncomingEvent, finished: Bool) {
-        switch target {
-        case .inline:
-            if !isCancelled { deliver(event) }
-            if finished { end(.finished) }
-        case .queue(let queue):
-            queue.async { [self] in
-                // Checked again here: cancel() may have run while this waited in the queue.
-                guard !isCancelled, ownerAlive?() ?? true else { return }
-                deliver(event)
-            }
-            if finished { end(.finished) }
         }
     }
 

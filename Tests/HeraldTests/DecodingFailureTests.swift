@@ -58,6 +58,86 @@ struct CloseDocument: HeraldSignal {
         #expect(globalErrors.value.isEmpty)
     }
 
+    @Test func throwingStreamThrowsTheDecodingErrorWithChannelAndSeqAndEnds() async throws {
+        let daemon = try TestDaemon()
+        let client = try await connectedClient(daemon)
+        defer { client.close() }
+        let globalErrors = collectErrors(client)
+        let callbacks = LockedValue(0)
+        // The callback is the other form's; the throwing form throws instead of calling it.
+        let stream = try client.throwingEvents(Score.self, options: SubscriptionOptions(name: "scores", onDecodingFailure: { _, _ in
+            callbacks.withLock { $0 += 1 }
+        }))
+        try await stream.subscription.ready()
+        try await client.publish(Score(points: 1))
+        let bad = try await client.publish(raw: RawJSON(#"{"points":"many"}"#), to: Score.channel)
+        try await client.publish(Score(points: 3))
+        var iterator = stream.makeAsyncIterator()
+        #expect(try await iterator.next()?.event.points == 1)
+        do throws(EventDecodingError) {
+            let delivery = try await iterator.next()
+            Issue.record("expected a decoding error, got \(String(describing: delivery))")
+        } catch {
+            #expect(error.channel.name == "game.score")
+            #expect(error.seq == bad.seq)
+            #expect(error.metadata.subscription == "scores")
+            #expect(error.data?.description == #"{"points":"many"}"#)
+            guard case .decoding(let type, let channel, _) = error.error else {
+                Issue.record("expected .decoding, got \(error.error)")
+                return
+            }
+            #expect(type == "Score" && channel == "game.score")
+            #expect(error.description.contains("game.score") && error.description.contains("seq \(bad.seq)"))
+        }
+        // The sequence ended with the error: the good event after it is not delivered, and the
+        // subscription is gone on the daemon too.
+        #expect(try await iterator.next() == nil)
+        #expect(stream.subscription.endReason == .cancelled)
+        #expect(try await client.serverSubscriptions().isEmpty)   // the unsub went out first
+        #expect(callbacks.value == 0)
+        #expect(globalErrors.value.isEmpty, "thrown, not reported: \(globalErrors.value)")
+    }
+
+    @Test func throwingStreamWithGoodEventsFinishesWithoutError() async throws {
+        let daemon = try TestDaemon()
+        let client = try await connectedClient(daemon)
+        defer { client.close() }
+        let stream = try client.throwingEvents(Score.self, options: SubscriptionOptions(max: 3))
+        try await stream.subscription.ready()
+        for points in 1...3 { try await client.publish(Score(points: points)) }
+        var got: [Int] = []
+        // The form docs/client.md shows: the thrown error is typed.
+        do throws(EventDecodingError) {
+            for try await delivery in stream { got.append(delivery.event.points) }
+        } catch {
+            Issue.record("unexpected \(error.description) on \(error.channel)")
+        }
+        #expect(got == [1, 2, 3])
+        #expect(stream.subscription.endReason == .finished)
+    }
+
+    @Test func eventStreamSkipsAnUndecodableEventAndGoesOn() async throws {
+        let daemon = try TestDaemon()
+        let client = try await connectedClient(daemon)
+        defer { client.close() }
+        let globalErrors = collectErrors(client)
+        let stream = try client.events(Score.self, options: SubscriptionOptions(max: 3))
+        try await stream.subscription.ready()
+        try await client.publish(Score(points: 1))
+        try await client.publish(raw: RawJSON(#"{"points":"many"}"#), to: Score.channel)
+        try await client.publish(Score(points: 3))
+        var got: [Int] = []
+        for await delivery in stream { got.append(delivery.event.points) }
+        #expect(got == [1, 3])
+        // No callback set: the client's error handler hears of it, naming the channel.
+        #expect(await eventually { globalErrors.value.count == 1 })
+        guard case .decoding(let type, let channel, _)? = globalErrors.value.first else {
+            Issue.record("expected .decoding, got \(globalErrors.value)")
+            return
+        }
+        #expect(type == "Score" && channel == "game.score")
+    }
+
     @Test func remoteValueOfTheWrongTypeThrowsInsteadOfReadingAsUnset() async throws {
         let daemon = try TestDaemon()
         let client = try await connectedClient(daemon)

@@ -220,6 +220,63 @@ import Testing
         #expect(next?.metadata.dropped == 4)
     }
 
+    @Test func streamKeepsArrivalOrderAcrossBatches() async throws {
+        let daemon = try TestDaemon()
+        let client = try await connectedClient(daemon)
+        let publisher = try await connectedClient(daemon, name: "publisher")
+        defer { client.close(); publisher.close() }
+        let count = 5000
+        let stream = try client.events(ChatLine.self, options: SubscriptionOptions(max: count), buffering: .unbounded)
+        try await stream.subscription.ready()
+        // Fire-and-forget, so many events arrive per read and the consumer takes them in
+        // batches of many, while it also waits for more now and then.
+        let consumer = Task {
+            var got: [Int] = []
+            for await delivery in stream { got.append(delivery.event.n) }
+            return got
+        }
+        for n in 1...count { try publisher.post(ChatLine(text: "b", n: n)) }
+        let got = await consumer.value
+        #expect(got == Array(1...count))
+        #expect(stream.droppedCount == 0)
+    }
+
+    @Test func streamKeepingTheNewestReportsDropsOnTheFirstKept() async throws {
+        let daemon = try TestDaemon()
+        let client = try await connectedClient(daemon)
+        defer { client.close() }
+        let stream = try client.events(ChatLine.self, buffering: .newest(2))
+        try await stream.subscription.ready()
+        for n in 1...5 { try await client.publish(ChatLine(text: "s", n: n)) }
+        #expect(stream.droppedCount == 3)
+        var iterator = stream.makeAsyncIterator()
+        let first = await iterator.next()
+        #expect(first?.event.n == 4)
+        #expect(first?.metadata.dropped == 3)
+        let second = await iterator.next()
+        #expect(second?.event.n == 5)
+        #expect(second?.metadata.dropped == 0)
+    }
+
+    @Test func cancellingAWaitingConsumerUnsubscribes() async throws {
+        let daemon = try TestDaemon()
+        let client = try await connectedClient(daemon)
+        defer { client.close() }
+        let stream = try client.events(ChatLine.self, options: SubscriptionOptions(name: "waiting"))
+        try await stream.subscription.ready()
+        let consumer = Task {
+            var count = 0
+            for await _ in stream { count += 1 }
+            return count
+        }
+        try await client.publish(ChatLine(text: "s", n: 1))
+        try await Task.sleep(nanoseconds: 200_000_000)   // the consumer took it and waits again
+        consumer.cancel()
+        #expect(await consumer.value == 1)
+        #expect(stream.subscription.endReason == .cancelled)
+        #expect(try await client.serverSubscriptions().isEmpty)   // the unsub went out first
+    }
+
     @Test func droppingTheStreamUnsubscribes() async throws {
         let daemon = try TestDaemon()
         let client = try await connectedClient(daemon)
