@@ -67,10 +67,10 @@ extension Broker {
     /// Parks `session` behind a script call for the request being handled.
     func park(_ session: Session, on cluster: ClusterState, _ script: ClusterState.ScriptCall.Script,
               channel: [UInt8]?, arguments: [[UInt8]], op: Op, subscription: Subscription? = nil,
-              catchUp: CatchUp? = nil, claiming name: [UInt8]? = nil) {
+              catchUp: CatchUp? = nil, claiming name: [UInt8]? = nil, parent: [UInt8]? = nil) {
         let waiting = ClusterState.Waiting(session: session, op: op, opRaw: current.opRaw.map { Array($0) },
                                            rid: current.ridRaw.map { Array($0) }, subscription: subscription,
-                                           catchUp: catchUp, channel: name)
+                                           catchUp: catchUp, channel: name, parent: parent)
         _ = cluster.call(script, channel: channel, arguments: arguments, waiting: waiting)
         session.awaitsCluster = true
     }
@@ -84,12 +84,17 @@ extension Broker {
         session.awaitsCluster = false
         let buffered = waiting.subscription.map { cluster.endCatchUp($0) } ?? []
         guard sessions[session.id] === session, !session.closeAfterFlush else {
-            if let name = waiting.channel { abandonClaim(of: name, by: session.id, result: result, cluster) }
+            if let name = waiting.channel {
+                if waiting.op == .declare { abandonClaim(of: name, by: session.id, result: result, cluster) }
+                if waiting.op == .link { abandonLink(of: name, by: session.id, result: result, cluster) }
+            }
             return nil
         }
         withStoredRequest(waiting) {
-            if let name = waiting.channel {
+            if let name = waiting.channel, waiting.op == .declare {
                 finishDeclare(of: name, by: session, result: result)
+            } else if let name = waiting.channel, waiting.op == .link || waiting.op == .unlink {
+                finishLink(waiting.op, of: name, parent: waiting.parent, by: session, result: result)
             } else if let catchUp = waiting.catchUp, let subscription = waiting.subscription {
                 finishCatchUp(catchUp, for: subscription, buffered: buffered, result: result)
             } else {

@@ -37,9 +37,21 @@ extension Broker {
             throw HeraldError(.cycle, "linking here would make the route of signals loop")
         }
         try admitLink(of: channel, by: session)
-        links[channel] = ChannelLink(parent: parent, owner: session.id)
-        linksByOwner[session.id, default: []].insert(channel)
-        directoryAdd(channel)
+        if let cluster { return linkInCluster(channel, to: parent, for: session, cluster) }
+        setLink(channel, to: parent, ownedBy: session.id)
+        answerLink(session, channel, parent)
+    }
+
+    /// Records a link (replacing one of the same channel) and its bookkeeping.
+    func setLink(_ channel: [UInt8], to parent: [UInt8], ownedBy owner: ConnectionID) {
+        if let existing = links[channel], existing.owner != owner { dropLink(channel, ownedBy: existing.owner) }
+        if links[channel] == nil { directoryAdd(channel) }
+        links[channel] = ChannelLink(parent: parent, owner: owner)
+        linksByOwner[owner, default: []].insert(channel)
+    }
+
+    /// `{"ok":"link","ch":…,"parent":…}`.
+    func answerLink(_ session: Session, _ channel: [UInt8], _ parent: [UInt8]) {
         answer(session, .link) { out in
             out.appendRaw(#","ch":"#)
             out.appendJSONString(channel)
@@ -55,7 +67,13 @@ extension Broker {
         guard existing.owner == session.id else {
             throw HeraldError(.forbidden, "the link belongs to another connection")
         }
+        if let cluster { return unlinkInCluster(channel, for: session, cluster) }
         dropLink(channel, ownedBy: session.id)
+        answerUnlink(session, channel)
+    }
+
+    /// `{"ok":"unlink","ch":…}`.
+    func answerUnlink(_ session: Session, _ channel: [UInt8]) {
         answer(session, .unlink) { out in
             out.appendRaw(#","ch":"#)
             out.appendJSONString(channel)
@@ -66,6 +84,7 @@ extension Broker {
     func releaseLinks(of session: Session) {
         guard let owned = linksByOwner[session.id] else { return }
         for channel in owned { dropLink(channel, ownedBy: session.id) }
+        cluster?.unlinkAll(Array(owned), owner: session.id)
     }
 
     /// After a reload: drops the connection's links whose channel or parent its user may no
@@ -76,12 +95,16 @@ extension Broker {
             let parent = links[channel]?.parent ?? []
             let allowed = channel.withUnsafeBytes { rule.permits(channel: $0) }
                 && parent.withUnsafeBytes { rule.permits(channel: $0) }
-            if !allowed { dropLink(channel, ownedBy: session.id) }
+            if !allowed {
+                dropLink(channel, ownedBy: session.id)
+                cluster?.unlinkAll([channel], owner: session.id)
+            }
         }
     }
 
     /// Removes one link and its bookkeeping.
     func dropLink(_ channel: [UInt8], ownedBy owner: ConnectionID) {
+        guard links[channel]?.owner == owner else { return }
         links[channel] = nil
         linksByOwner[owner]?.remove(channel)
         if linksByOwner[owner]?.isEmpty == true { linksByOwner[owner] = nil }

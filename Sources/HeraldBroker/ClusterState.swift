@@ -80,6 +80,11 @@ public final class ClusterState {
             /// `ClusterInstanceScripts.undeclare`: removes an owner's instance channels
             /// everywhere (fire and forget: nobody waits for it).
             case undeclare
+            /// `ClusterLinkScripts.link`: sets a link, refusing `conflict` and `cycle`.
+            case link
+            /// `ClusterLinkScripts.unlink`: removes an owner's links (a connection's `unlink`,
+            /// waited for; or its departure, fire and forget).
+            case unlink
         }
         /// The key of the waiting request (`ClusterState.waiting`).
         public let token: Int
@@ -108,8 +113,10 @@ public final class ClusterState {
         let subscription: Subscription?
         /// What the catch-up asked for.
         let catchUp: CatchUp?
-        /// The instance channel a `declare` claims.
+        /// The instance channel a `declare` claims, or the channel a `link`/`unlink` is for.
         var channel: [UInt8]? = nil
+        /// The parent a `link` sets.
+        var parent: [UInt8]? = nil
     }
 
     /// A publisher waiting for its event's `seq`.
@@ -185,6 +192,17 @@ public final class ClusterState {
             return
         }
         send(.undeclare, arguments: [Array(String(nodeIndex).utf8), Array(String(owner).utf8), reason, name])
+    }
+
+    /// Queues the removal of an owner's links from the cluster (it left, or lost the right),
+    /// at most `undeclareBatch` per call; nobody waits for it.
+    func unlinkAll(_ names: [[UInt8]], owner: ConnectionID) {
+        var start = 0
+        while start < names.count {
+            let end = min(start + Self.undeclareBatch, names.count)
+            send(.unlink, arguments: [Array(String(nodeIndex).utf8), Array(String(owner).utf8)] + names[start..<end])
+            start = end
+        }
     }
 
     /// The latest interest ticket handed out (what a catch-up waits for).

@@ -13,6 +13,8 @@ extension ClusterEngine {
         ("locks", ClusterLockScripts.locks), ("lockSnapshot", ClusterLockScripts.snapshot),
         ("declare", ClusterInstanceScripts.declare), ("undeclare", ClusterInstanceScripts.undeclare),
         ("reapInstances", ClusterInstanceScripts.reapInstances),
+        ("link", ClusterLinkScripts.link), ("unlink", ClusterLinkScripts.unlink),
+        ("linkSnapshot", ClusterLinkScripts.snapshot),
     ]
 
     /// Sends one call, or keeps it until its interest ticket was released.
@@ -39,12 +41,22 @@ extension ClusterEngine {
         for call in ready { sendCall(call) }
     }
 
-    /// Hands a call's reply to the broker and lets the parked connection read on.
+    /// A call's reply came (or the call failed): a `link`/`unlink` that changed Redis waits
+    /// for every node to apply it; everything else goes to the broker at once.
     func answered(_ call: ClusterState.ScriptCall, _ reply: RedisReply) {
         if case .error(let text) = reply, text.hasPrefix("NOSCRIPT") {
             server.logger.warn("cluster: script missing in Redis; answered unavailable", ["script": call.script.rawValue])
         }
         if call.script == .undeclare, reply.failure != nil { return undeclareFailed(call) }
+        if call.script == .link || call.script == .unlink, call.token != 0,
+           let version = reply.elements?.dropFirst().first?.integer, reply.elements?.first?.integer == 0 {
+            return holdUntilApplied(call, reply, version: version)
+        }
+        deliver(call, reply)
+    }
+
+    /// Hands a call's reply to the broker and lets the parked connection read on.
+    func deliver(_ call: ClusterState.ScriptCall, _ reply: RedisReply) {
         let result = call.script == .catchUp ? Self.catchUpValue(reply) : Self.value(reply)
         let session = server.shared.withLock { broker in broker.clusterCallAnswered(token: call.token, result: result) }
         if let session { server.resumeHeldLines(of: session.id) }

@@ -29,7 +29,7 @@ extension ClusterEngine {
     }
 
     /// Reads every live node's locks at one version, makes the other nodes' locks here
-    /// exactly those, replays the changes heard since that version, then becomes ready.
+    /// exactly those, replays the changes heard since that version, then reads the links.
     func takeLockSnapshot() {
         let arguments = [Array("EVALSHA".utf8), scripts["lockSnapshot"] ?? [], Array("0".utf8), Array(prefix.utf8)]
         commands.send(arguments) { [unowned self] reply in
@@ -51,7 +51,7 @@ extension ClusterEngine {
             heldLockMessages = []
             for message in heard where message.version > version { apply(message) }
             if let newest = heard.map(\.version).max() { acknowledge(newest) }
-            becomeReady()
+            takeLinkSnapshot()
         }
     }
 

@@ -23,6 +23,11 @@ final class ClusterEngine {
     /// Lock changes heard while not ready, replayed over the lock snapshot
     /// (`ClusterEngine+Locks`).
     var heldLockMessages: [ClusterLockMessage] = []
+    /// Link changes heard while not ready, replayed over the link snapshot
+    /// (`ClusterEngine+Links`).
+    var heldLinkMessages: [ClusterLinkMessage] = []
+    /// `link`/`unlink` replies waiting for every live node to apply their version.
+    var heldReplies: [(version: Int, since: UInt64, call: ClusterState.ScriptCall, reply: RedisReply)] = []
     /// Instance channel removals that could not reach Redis, sent again once it is back
     /// (`ClusterEngine+Instances`).
     var undeclaresToRetry: [ClusterState.ScriptCall] = []
@@ -39,6 +44,8 @@ final class ClusterEngine {
     private var barriers: [(ticket: Int, version: Int?, since: UInt64)] = []
     /// The highest interest version each live node acknowledged.
     private var acknowledged: [Int: Int] = [:]
+    /// The lowest version every live node (this one included) acknowledged.
+    var minimumAcknowledged: Int { acknowledged.values.min() ?? 0 }
     private var lastSeenVersion = 0
     /// The last liveness refresh's round trip to Redis, in µs (the monitor's figure).
     var redisRoundTripUs = 0
@@ -273,7 +280,8 @@ final class ClusterEngine {
     }
 
     /// Releases, in order, the held answers every live node has acknowledged.
-    private func releaseBarriers(now: UInt64) {
+    func releaseBarriers(now: UInt64) {
+        releaseHeldReplies(now: now)
         var done = 0
         while let first = barriers.first, let version = first.version {
             let waiting = acknowledged.filter { $0.value < version }.map(\.key)
@@ -310,6 +318,8 @@ final class ClusterEngine {
             deliver(payload)
         } else if payload.first == UInt8(ascii: "R") {
             removalMessage(payload)
+        } else if let message = ClusterLinkMessage(payload) {
+            linkMessage(message)
         } else if ClusterLockMessage.isLockMessage(payload) {
             lockMessage(payload)
         } else {
@@ -465,6 +475,7 @@ final class ClusterEngine {
         }
         registerLocksAgain()
         claimInstancesAgain()
+        registerLinksAgain()
         server.logger.info("cluster: registered again after Redis came back", ["patterns": patterns.count])
     }
 
@@ -497,7 +508,10 @@ final class ClusterEngine {
     /// waiting for its acknowledgement.
     func nodeGone(_ node: Int) {
         table.forget(node: node)
-        server.shared.withLock { broker in broker.releaseClusterLocks(ofNode: node) }
+        server.shared.withLock { broker in
+            broker.releaseClusterLocks(ofNode: node)
+            broker.releaseClusterLinks(ofNode: node)
+        }
         acknowledged[node] = nil
         releaseBarriers(now: uv_hrtime())
     }
