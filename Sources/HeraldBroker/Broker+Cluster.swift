@@ -67,7 +67,7 @@ extension Broker {
     @discardableResult
     public func deliverRemote(channelBytes name: UnsafeRawBufferPointer, seq: Int, from publisher: ConnectionID,
                               data: UnsafeRawBufferPointer?) -> Int {
-        if let cluster, !cluster.catchingUp.isEmpty {
+        if let cluster, !cluster.catchingUp.isEmpty || !cluster.floors.isEmpty {
             return deliverRemote(RemoteEvent(seq: seq, from: publisher, channel: Array(name), data: data.map { Array($0) }))
         }
         let channel: Channel

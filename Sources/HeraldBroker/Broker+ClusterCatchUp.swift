@@ -81,8 +81,44 @@ extension Broker {
             let channel = channel(named: event.channel)
             guard accepts(subscription, from: event.from, on: channel) else { continue }
             let (middle, tail) = event.frameParts
+            covered[event.channel] = event.seq
             _ = deliverExtra(to: subscription, on: channel, middle[...], replay: false, tail[...])
         }
+        guard let cluster else { return }
+        for (name, seq) in covered where seq > 0 { cluster.floors[name, default: []].append((subscription, seq)) }
+        if !covered.isEmpty { cluster.floorsExpireAt = lastNow + ClusterState.floorLifetimeMs }
+    }
+
+    /// Takes out of this event's fan-out the subscriptions a catch-up already covered it
+    /// for (`ClusterState.floors`), and forgets the floors it passes.
+    /// - Returns: the subscriptions to put back once the event is delivered.
+    func holdBackCovered(_ event: RemoteEvent, _ cluster: ClusterState) -> [Subscription] {
+        if lastNow > cluster.floorsExpireAt {
+            cluster.floors = [:]
+            return []
+        }
+        guard var entries = cluster.floors[event.channel] else { return [] }
+        var held: [Subscription] = []
+        entries.removeAll { entry in
+            guard entry.subscription.isActive, event.seq > entry.seq else {
+                if entry.subscription.isActive, !entry.subscription.isReplaying {
+                    entry.subscription.isReplaying = true
+                    held.append(entry.subscription)
+                }
+                return !entry.subscription.isActive
+            }
+            return true
+        }
+        cluster.floors[event.channel] = entries.isEmpty ? nil : entries
+        if !held.isEmpty { index.invalidateTargets() }
+        return held
+    }
+
+    /// Puts back what `holdBackCovered` took out.
+    func putBack(_ held: [Subscription]) {
+        guard !held.isEmpty else { return }
+        for subscription in held { subscription.isReplaying = false }
+        index.invalidateTargets()
     }
 
     /// The replay's frames: the events after `since` (a history run may begin at or below

@@ -21,6 +21,8 @@ extension Broker {
         if let cluster, !cluster.catchingUp.isEmpty, routing.plain, routing.replyToken == nil {
             bufferForCatchUps(event, cluster)
         }
+        let held = cluster.map { $0.floors.isEmpty ? [] : holdBackCovered(event, $0) } ?? []
+        defer { putBack(held) }
         guard index.matchCount(for: event.channel) > 0 else { return 0 }
         var token: ReplyToken?
         var replyField: [UInt8] = []

@@ -213,6 +213,18 @@ public final class ClusterState {
     /// ones it already covered).
     var catchingUp: [(subscription: Subscription, events: [RemoteEvent])] = []
 
+    /// After a catch-up, per channel, the subscriptions it covered up to a `seq`: a live
+    /// event at or below it may still arrive (it came down the message link, the catch-up's
+    /// answer down the command link, in either order) and must not reach them twice. An
+    /// entry goes at the channel's first live event above it (the link delivers a channel's
+    /// events in `seq` order), when its subscription ended, or once `floorLifetimeMs` passed
+    /// (a late event trails its answer by a link's delivery time, milliseconds): a quiet
+    /// channel must not keep every remote event off the fast path (`Broker+ClusterCatchUp`).
+    var floors: [[UInt8]: [(subscription: Subscription, seq: Int)]] = [:]
+    /// When the floors are swept next (monotonic ms), and how long one lives.
+    var floorsExpireAt = 0
+    static let floorLifetimeMs = 5_000
+
     /// Stops buffering for `subscription`. - Returns: what was buffered.
     func endCatchUp(_ subscription: Subscription) -> [RemoteEvent] {
         guard let at = catchingUp.firstIndex(where: { $0.subscription === subscription }) else { return [] }
