@@ -56,6 +56,7 @@ extension Broker {
         channel.refreshTargets(in: index)
         let keepAlive = channel.targets
         var receivers = 0
+        fanOutDepth += 1
         if plain {
             let fast = channel.fastTargets
             let arena = channel.prefixArena
@@ -64,9 +65,12 @@ extension Broker {
                     for target in targets {
                         guard let single = target.subscription else { continue }
                         single._withUnsafeGuaranteedRef { subscription in
-                            let prefix = UnsafeRawBufferPointer(rebasing: prefixes[target.prefix])
-                            if accepts(subscription, from: publisher, on: channel), deliver(to: subscription, prefix: prefix) {
-                                receivers += 1
+                            subscription.withSession { session in
+                                let prefix = UnsafeRawBufferPointer(rebasing: prefixes[target.prefix])
+                                if accepts(subscription, of: session, from: publisher, on: channel),
+                                   deliver(to: subscription, of: session, prefix: prefix) {
+                                    receivers += 1
+                                }
                             }
                         }
                     }
@@ -82,6 +86,7 @@ extension Broker {
             channel.appendPrefix(for: member, to: &groupPrefix)
             if groupPrefix.withUnsafeBytes({ deliver(to: member, prefix: $0) }) { receivers += 1 }
         }
+        fanOutDepth -= 1
         withExtendedLifetime(keepAlive) {}
         return receivers
     }

@@ -166,7 +166,7 @@ extension Broker {
         let isLast = subscription.remaining == 1
         let size = prefix.count + middle.count + subscription.argsFragmentCount + tail.count + 60
         if session.pendingBytes + size > config.maxPending {
-            overflow(subscription)
+            overflow(subscription, of: session)
             return false
         }
         session.reserveOutbound(size, limit: config.maxPending - session.inFlight)
@@ -175,7 +175,7 @@ extension Broker {
         if replay { session.outbound.appendRaw(#","replay":true"#) }
         appendExtras(of: subscription, isLast: isLast, to: &session.outbound)
         session.outbound.append(contentsOf: tail)
-        delivered(to: subscription, isLast: isLast)
+        delivered(to: subscription, of: session, isLast: isLast)
         return true
     }
 }

@@ -67,9 +67,12 @@ extension Broker {
 
     /// Delivers the prepared event to every target of the channel.
     ///
-    /// The loop reads unmanaged references and prefix ranges (`Channel.fastTargets`), so a
-    /// delivery costs no reference counting; local copies of the cache keep every object
-    /// alive for the whole loop even if a delivery ends a subscription.
+    /// The loop reads unmanaged references and prefix ranges (`Channel.fastTargets`) and
+    /// borrows each subscription's session, so a delivery costs no reference counting: local
+    /// copies of the cache keep every subscription alive for the whole loop even if a
+    /// delivery ends one, and the `sessions` table keeps every session alive (a slow consumer
+    /// kicked or a session closed mid-loop is only marked; it leaves the table in
+    /// `disconnect`, which cannot run inside a fan-out: `fanOutDepth`).
     /// - Returns: how many subscriptions received it.
     func fanOut(on channel: Channel, from publisher: Session) -> Int {
         fanOut(on: channel, publisherID: publisher.id)
@@ -82,15 +85,18 @@ extension Broker {
         let fast = channel.fastTargets
         let arena = channel.prefixArena
         var receivers = 0
+        fanOutDepth += 1
         fast.withUnsafeBufferPointer { targets in
             arena.withUnsafeBytes { prefixes in
                 for target in targets {
                     if let single = target.subscription {
                         single._withUnsafeGuaranteedRef { subscription in
-                            let prefix = UnsafeRawBufferPointer(rebasing: prefixes[target.prefix])
-                            if accepts(subscription, from: publisher, on: channel),
-                               deliver(to: subscription, prefix: prefix) {
-                                receivers += 1
+                            subscription.withSession { session in
+                                let prefix = UnsafeRawBufferPointer(rebasing: prefixes[target.prefix])
+                                if accepts(subscription, of: session, from: publisher, on: channel),
+                                   deliver(to: subscription, of: session, prefix: prefix) {
+                                    receivers += 1
+                                }
                             }
                         }
                     } else if let group = target.group?.takeUnretainedValue(),
@@ -103,6 +109,7 @@ extension Broker {
                 }
             }
         }
+        fanOutDepth -= 1
         withExtendedLifetime(keepAlive) {}
         return receivers
     }
@@ -110,8 +117,14 @@ extension Broker {
     /// Whether `subscription` may receive an event of `publisher` on `channel` now (active,
     /// not a handler, `echo`, not closing, not locked).
     func accepts(_ subscription: Subscription, from publisher: ConnectionID, on channel: Channel) -> Bool {
+        subscription.withSession { accepts(subscription, of: $0, from: publisher, on: channel) }
+    }
+
+    /// The same, with the subscription's session already borrowed by the caller.
+    @inline(__always)
+    func accepts(_ subscription: Subscription, of session: Session, from publisher: ConnectionID,
+                 on channel: Channel) -> Bool {
         guard subscription.isActive, !subscription.isHandler else { return false }
-        let session = subscription.session
         return !session.closeAfterFlush && (session.echo || session.id != publisher)
             && (locks.count == 0 || !isLocked(subscription, on: channel))
     }
@@ -119,12 +132,17 @@ extension Broker {
     /// Appends one event frame to a subscriber's queue, applying `max_pending` and `max`.
     /// - Returns: whether the event was queued.
     func deliver(to subscription: Subscription, prefix: UnsafeRawBufferPointer) -> Bool {
-        let session = subscription.session
+        subscription.withSession { deliver(to: subscription, of: $0, prefix: prefix) }
+    }
+
+    /// The same, with the subscriber's session borrowed by the caller (`Subscription.withSession`):
+    /// `session` is a guaranteed parameter, so the delivery takes no reference to it.
+    func deliver(to subscription: Subscription, of session: Session, prefix: UnsafeRawBufferPointer) -> Bool {
         let isLast = subscription.remaining == 1
         let shared = eventShared.count
         let size = prefix.count + shared + subscription.argsFragmentCount + 40
         if session.pendingBytes + size > config.maxPending {
-            overflow(subscription)
+            overflow(subscription, of: session)
             return false
         }
         session.reserveOutbound(size, limit: config.maxPending - session.inFlight)
@@ -136,7 +154,7 @@ extension Broker {
             appendExtras(of: subscription, isLast: isLast, to: &session.outbound)
             session.outbound.appendRaw(eventShared.bytes(eventSplit..<shared))
         }
-        delivered(to: subscription, isLast: isLast)
+        delivered(to: subscription, of: session, isLast: isLast)
         // A request with auth on remembers who may answer it; for `pub` this is one
         // predictable branch on a flag that stays false.
         if requests.isCollectingRecipients { requests.noteRecipient(session.id) }
@@ -144,8 +162,10 @@ extension Broker {
     }
 
     /// Bookkeeping after a frame was queued: flush, count, and end a used-up `max`.
-    func delivered(to subscription: Subscription, isLast: Bool) {
-        markDirty(subscription.session)
+    /// `session` is the subscription's, borrowed by the caller (no reference taken here).
+    @inline(__always)
+    func delivered(to subscription: Subscription, of session: Session, isLast: Bool) {
+        markDirty(session)
         stats.msgsOut += 1
         if let remaining = subscription.remaining {
             subscription.remaining = remaining - 1
@@ -165,14 +185,17 @@ extension Broker {
     }
 
     /// Applies the slow-consumer policy to one delivery that did not fit `max_pending`.
-    func overflow(_ subscription: Subscription) {
+    ///
+    /// Under `disconnect` the session is only marked (`close`): it stays in the `sessions`
+    /// table, and so alive, until the edge calls `disconnect` after the fan-out.
+    func overflow(_ subscription: Subscription, of session: Session) {
         switch config.overflow {
         case .disconnect:
-            disconnectSlowConsumer(subscription.session)
+            disconnectSlowConsumer(session)
         case .drop:
             if subscription.dropped == 0 {
                 stats.slowConsumers += 1
-                queueSlowConsumerEvent(subscription.session, droppingFor: subscription)
+                queueSlowConsumerEvent(session, droppingFor: subscription)
             }
             subscription.dropped += 1
             stats.dropped += 1

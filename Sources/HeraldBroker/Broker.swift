@@ -24,8 +24,13 @@ public final class Broker {
     public var stats = BrokerStats()
     /// The wall clock in ms, for `ping`/`pong` payloads; injected so tests are repeatable.
     let wallClock: @Sendable () -> Int
-    /// Sessions by connection id.
+    /// Sessions by connection id: the broker's owning reference to each, from `connect` to
+    /// `disconnect`. Subscriptions refer to their session unretained, and a fan-out borrows
+    /// them, so this table is what keeps a subscriber's session alive during a delivery.
     var sessions: [ConnectionID: Session] = [:]
+    /// Fan-outs under way (nested ones count): while it is above 0, sessions are borrowed
+    /// and `disconnect`, the only place a session leaves `sessions`, must not run.
+    var fanOutDepth = 0
     /// Known channels by name.
     var channels = NameTable<Channel>()
     /// Every subscription, by pattern.
@@ -164,7 +169,11 @@ public final class Broker {
     }
 
     /// Forgets a closed connection and everything it held.
+    ///
+    /// The edge calls it between requests; never during a fan-out, whose deliveries borrow
+    /// sessions without retaining them (a session closed mid-fan-out is only marked).
     public func disconnect(_ session: Session) {
+        precondition(fanOutDepth == 0, "disconnect during a fan-out: its sessions are borrowed")
         removeAllSubscriptions(of: session)
         leave(session)
         forgetPending(of: session)

@@ -5,12 +5,16 @@ import HeraldWire
 /// A class because the index, the channel match caches and queue groups all refer to the
 /// same subscription, and removal must be visible to all of them at once (`isActive`).
 public final class Subscription {
-    /// The connection that holds it.
+    /// The connection that holds it, unretained (the broker's `sessions` table owns it).
     ///
-    /// `unowned(unsafe)` skips a reference-count check on every delivery. Safe because a
-    /// session retires all its subscriptions (`isActive = false`) before it goes, and
-    /// every path that may hold a stale subscription checks `isActive` first.
-    public unowned(unsafe) let session: Session
+    /// Delivery borrows it (`withSession`), so a delivery costs no retain or release.
+    /// Safe because a session retires all its subscriptions (`isActive = false`) before it
+    /// goes, every path that may hold a stale subscription checks `isActive` first, and the
+    /// table lets go of a session only in `Broker.disconnect`, never during a fan-out
+    /// (docs/architecture.md, "Who keeps a session alive during a fan-out").
+    let owner: Unmanaged<Session>
+    /// The connection that holds it.
+    public var session: Session { owner.takeUnretainedValue() }
     /// Its name, unique within the connection.
     public let name: [UInt8]
     /// The pattern (or concrete channel) it listens on.
@@ -62,13 +66,20 @@ public final class Subscription {
 
     init(session: Session, name: [UInt8], pattern: [UInt8], isWildcard: Bool, group: [UInt8]?,
          args: [UInt8]?, max: Int?, serial: Int) {
-        self.session = session
+        self.owner = Unmanaged.passUnretained(session)
         self.name = name
         self.pattern = pattern
         self.isWildcard = isWildcard
         self.serial = serial
         let plain = group == nil && args == nil && max == nil
         self.extras = plain ? nil : SubscriptionExtras(group: group, args: args, max: max)
+    }
+
+    /// Runs `body` with the owning session borrowed: a +0 reference, so no retain and no
+    /// release (the per-delivery cost this replaces was one pair per reference taken).
+    @inline(__always)
+    func withSession<Result>(_ body: (Session) -> Result) -> Result {
+        owner._withUnsafeGuaranteedRef(body)
     }
 
     /// `"NAME"` as a JSON string. Computed, not stored: it is needed only when a channel's
