@@ -50,7 +50,7 @@ extension Broker {
         }
         var hex: [UInt8] = []
         token.appendHex(to: &hex)
-        let receipt = current.ridRaw.map { cluster.newReceipt(session, rid: Array($0)) } ?? 0
+        let receipt = current.ridRaw.map { cluster.newReceipt(session, rid: Array($0), awaitedNode: token.node) } ?? 0
         cluster.enqueue(ClusterState.Event(channel: [], from: session.id, data: data.map { Array($0) }, receipt: receipt,
                                            replyToken: hex, keepsHistory: false, directNode: token.node))
     }
@@ -77,6 +77,15 @@ extension Broker {
             out.appendRaw(delivered ? #","delivered":true}"# : #","delivered":false}"#)
             out.append(UInt8(ascii: "\n"))
         }
+    }
+
+    /// A node left or was declared down: a `reply` whose `rid` waits for that node's answer
+    /// (was it the first?) is answered `delivered:false`, as if it had never arrived there.
+    /// Costs the receipts waiting now.
+    public func clusterNodeGone(_ node: Int) {
+        guard let cluster else { return }
+        let waiting = cluster.receipts.filter { $0.value.awaitedNode == node }.map(\.key)
+        for receipt in waiting { remoteReplyAnswered(receipt: receipt, delivered: false) }
     }
 
     /// A reply could not be sent to the requester's node (Redis unreachable): its `rid` is

@@ -123,6 +123,8 @@ public final class ClusterState {
     struct Receipt {
         let session: Session
         let rid: [UInt8]
+        /// For a `reply` to another node's request: that node, whose answer it waits for.
+        var awaitedNode: Int? = nil
     }
 
     /// This node's index in the cluster (client ids are `index << 32 | n`).
@@ -300,10 +302,10 @@ public final class ClusterState {
         return receipt
     }
 
-    func newReceipt(_ session: Session, rid: [UInt8]) -> Int {
+    func newReceipt(_ session: Session, rid: [UInt8], awaitedNode: Int? = nil) -> Int {
         session.clusterReceipts += 1
         nextReceipt += 1
-        receipts[nextReceipt] = Receipt(session: session, rid: rid)
+        receipts[nextReceipt] = Receipt(session: session, rid: rid, awaitedNode: awaitedNode)
         return nextReceipt
     }
 }

@@ -45,6 +45,26 @@ struct ClusterNodeFailureServingTests {
         #expect(try metric(watched, "herald_cluster_ready") == "0", "not ready without Redis")
     }
 
+    @Test func aReplyWaitingForADeadRequestersNodeIsAnsweredNotDelivered() throws {
+        let redis = try TestRedis()
+        let requesterNode = try node(redis, "r")
+        let responderNode = try node(redis, "s")
+        let responder = try responderNode.client()
+        #expect(try responder.request(#"{"op":"sub","ch":"work","sub":"w"}"#)["ok"] as? String == "sub")
+        let requester = try requesterNode.client()
+        requester.send(#"{"op":"req","ch":"work","data":1,"timeout_ms":60000,"rid":1}"#)
+        let request = try responder.frame()
+        let token = request["reply"] as? String ?? ""
+        #expect(token.count == 32, "\(request)")
+        requesterNode.signal(SIGSTOP)
+        defer { requesterNode.signal(SIGCONT) }
+        let started = Date()
+        let answer = try responder.request(#"{"op":"reply","to":"\#(token)","data":2,"rid":9}"#)
+        let waited = Date().timeIntervalSince(started)
+        #expect(answer["ok"] as? String == "reply" && answer["delivered"] as? Bool == false, "\(answer)")
+        #expect(waited < Double(Self.timeoutMs) / 1000 + 3, "answered once the node was declared down: \(waited) s")
+    }
+
     private func nodeEvent(_ watcher: TestClient, timeout: Double) throws -> (event: String, name: String, reason: String?, reporter: String) {
         let frame = try watcher.frame(timeout: timeout)
         let data = frame["data"] as? [String: Any] ?? [:]

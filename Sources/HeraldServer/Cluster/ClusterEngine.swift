@@ -511,6 +511,7 @@ final class ClusterEngine {
         server.shared.withLock { broker in
             broker.releaseClusterLocks(ofNode: node)
             broker.releaseClusterLinks(ofNode: node)
+            broker.clusterNodeGone(node)
         }
         acknowledged[node] = nil
         releaseBarriers(now: uv_hrtime())
