@@ -10,26 +10,9 @@ import Testing
 struct ClusterInstanceServingTests {
     private static let timeoutMs = 1_000
 
-    private func node(_ redis: TestRedis, _ name: String) throws -> DaemonProcess {
-        try DaemonProcess(config: #"cluster: { redis: "redis://127.0.0.1:\#(redis.port)", node: "\#(name)", node_timeout_ms: \#(Self.timeoutMs) },"#,
-                          arguments: ["--workers", "1"])
-    }
-
-    private func cluster(_ redis: TestRedis) throws -> [DaemonProcess] {
-        try ["n0", "n1", "n2"].map { try node(redis, $0) }
-    }
-
-    /// A client and its id (`cN`), from the `info` frame.
-    private func client(_ node: DaemonProcess) throws -> (TestClient, String) {
-        let client = try TestClient(port: node.port)
-        let id = (try client.frame()["info"] as? [String: Any])?["client"] as? String ?? ""
-        return (client, id)
-    }
-
-    private func ok(_ client: TestClient, _ line: String, _ op: String) throws {
-        let answer = try client.request(line)
-        #expect(answer["ok"] as? String == op, "\(line) → \(answer)")
-    }
+    private func cluster(_ redis: TestRedis) throws -> [DaemonProcess] { try ClusterTestNodes.three(redis) }
+    private func client(_ node: DaemonProcess) throws -> (TestClient, String) { try ClusterTestNodes.client(node) }
+    private func ok(_ client: TestClient, _ line: String, _ op: String) throws { try ClusterTestNodes.ok(client, line, op) }
 
     @Test func aDeclareIsExclusiveOnEveryNode() throws {
         let redis = try TestRedis()

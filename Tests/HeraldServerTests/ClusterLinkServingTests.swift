@@ -8,19 +8,8 @@ import Testing
 /// different nodes; a link goes with its connection and with its node.
 @Suite(.enabled(if: TestRedis.isAvailable, "needs Debian's redis-server"), .serialized)
 struct ClusterLinkServingTests {
-    private static let timeoutMs = 1_000
-
-    private func cluster(_ redis: TestRedis) throws -> [DaemonProcess] {
-        try ["n0", "n1", "n2"].map { name in
-            try DaemonProcess(config: #"cluster: { redis: "redis://127.0.0.1:\#(redis.port)", node: "\#(name)", node_timeout_ms: \#(Self.timeoutMs) },"#,
-                              arguments: ["--workers", "1"])
-        }
-    }
-
-    private func ok(_ client: TestClient, _ line: String, _ op: String) throws {
-        let answer = try client.request(line)
-        #expect(answer["ok"] as? String == op, "\(line) → \(answer)")
-    }
+    private func cluster(_ redis: TestRedis) throws -> [DaemonProcess] { try ClusterTestNodes.three(redis) }
+    private func ok(_ client: TestClient, _ line: String, _ op: String) throws { try ClusterTestNodes.ok(client, line, op) }
 
     /// Sends a signal on `screen.detail` and answers every offer with `stop`.
     /// - Returns: the level that handled it (nil when nobody did).
