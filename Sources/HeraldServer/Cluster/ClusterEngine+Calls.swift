@@ -14,7 +14,8 @@ extension ClusterEngine {
         ("declare", ClusterInstanceScripts.declare), ("undeclare", ClusterInstanceScripts.undeclare),
         ("reapInstances", ClusterInstanceScripts.reapInstances),
         ("link", ClusterLinkScripts.link), ("unlink", ClusterLinkScripts.unlink),
-        ("linkSnapshot", ClusterLinkScripts.snapshot),
+        ("linkSnapshot", ClusterLinkScripts.snapshot), ("lockResync", ClusterLockScripts.resync),
+        ("linkResync", ClusterLinkScripts.resync),
     ]
 
     /// Sends one call, or keeps it until its interest ticket was released.

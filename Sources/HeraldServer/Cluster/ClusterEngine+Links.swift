@@ -50,8 +50,7 @@ extension ClusterEngine {
         let arguments = [Array("EVALSHA".utf8), scripts["linkSnapshot"] ?? [], Array("0".utf8), Array(prefix.utf8)]
         commands.send(arguments) { [unowned self] reply in
             guard let parts = reply.elements, let version = parts.first?.integer else {
-                server.logger.warn("cluster: reading the link table failed", ["error": reply.failure ?? "bad reply"])
-                return
+                return startOverLater("reading the link table failed", reply.failure ?? "bad reply")
             }
             var snapshot: [(owner: ConnectionID, channel: [UInt8], parent: [UInt8])] = []
             var at = 1
@@ -72,10 +71,15 @@ extension ClusterEngine {
         }
     }
 
-    /// After Redis came back: sets this node's links again (a Redis restarted without its
-    /// data lost them; one refused now as `conflict` or `cycle` stays only here).
+    /// After Redis came back: drops the links Redis still has for this node that it no
+    /// longer holds (a change lost in flight), then sets its links again (a Redis restarted
+    /// without its data lost them; one refused now as `conflict` or `cycle` stays only here).
     func registerLinksAgain() {
         let owned = server.shared.withLock { broker in broker.localLinks(ownNode: nodeIndex) }
+        var resync = [Array("EVALSHA".utf8), scripts["linkResync"] ?? [], Array("0".utf8), Array(prefix.utf8),
+                      Array(String(nodeIndex).utf8)]
+        for (owner, channel, _) in owned { resync += [channel, Array(String(owner).utf8)] }
+        commands.send(resync) { _ in }
         for (owner, channel, parent) in owned {
             let arguments = [Array(String(nodeIndex).utf8), Array(String(owner).utf8), channel, parent]
             sendCall(ClusterState.ScriptCall(unwaited: .link, arguments: arguments))

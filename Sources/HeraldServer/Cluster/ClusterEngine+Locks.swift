@@ -34,8 +34,7 @@ extension ClusterEngine {
         let arguments = [Array("EVALSHA".utf8), scripts["lockSnapshot"] ?? [], Array("0".utf8), Array(prefix.utf8)]
         commands.send(arguments) { [unowned self] reply in
             guard let parts = reply.elements, let version = parts.first?.integer else {
-                server.logger.warn("cluster: reading the lock table failed", ["error": reply.failure ?? "bad reply"])
-                return
+                return startOverLater("reading the lock table failed", reply.failure ?? "bad reply")
             }
             var snapshot: [(owner: ConnectionID, records: [[UInt8]])] = []
             var at = 1
@@ -55,15 +54,19 @@ extension ClusterEngine {
         }
     }
 
-    /// After Redis came back: registers this node's locks again (a Redis restarted without
-    /// its data lost them; re-adding is harmless).
+    /// After Redis came back: makes Redis's record of this node's locks exactly what this
+    /// node holds, in one `lockResync` call: a Redis restarted without its data lost them,
+    /// and one that died with a change in flight (an `unlock`, a departure) kept records the
+    /// node no longer has, which every node would otherwise mirror for good.
     func registerLocksAgain() {
         let owned = server.shared.withLock { broker in broker.localLockRecords(ownNode: nodeIndex) }
+        var arguments = [Array("EVALSHA".utf8), scripts["lockResync"] ?? [], Array("0".utf8), Array(prefix.utf8),
+                         Array(String(nodeIndex).utf8)]
         for (owner, records) in owned where !records.isEmpty {
-            var change = ClusterState.InterestChange(pattern: [], added: true, ticket: 0)
-            change.lockOwner = owner
-            change.lockRecords = records
-            send(events: [], interest: [change])
+            arguments.append(Array(String(owner).utf8))
+            arguments.append(Array(String(records.count).utf8))
+            arguments += records
         }
+        commands.send(arguments) { _ in }
     }
 }

@@ -20,6 +20,9 @@ final class ClusterEngine {
     var scripts: [String: [UInt8]] = [:]
     private var subscribed = 0
     private(set) var isReady = false
+    /// Whether loading the scripts or reading a snapshot failed with the link up (Redis
+    /// still `LOADING` its data after a restart, say): the next period starts over.
+    var startupFailed = false
     /// Lock changes heard while not ready, replayed over the lock snapshot
     /// (`ClusterEngine+Locks`).
     var heldLockMessages: [ClusterLockMessage] = []
@@ -390,15 +393,26 @@ final class ClusterEngine {
 
     func loadScripts() {
         isReady = false
+        startupFailed = false
         let sources = Self.scriptSources
         var left = sources.count
+        var failure: String?
         for (name, source) in sources {
             commands.send([Array("SCRIPT".utf8), Array("LOAD".utf8), Array(source.utf8)]) { [unowned self] reply in
-                if let sha = reply.bytes { scripts[name] = sha }
+                if let sha = reply.bytes { scripts[name] = sha } else { failure = reply.failure ?? "bad reply" }
                 left -= 1
-                if left == 0 { takeSnapshot() }
+                guard left == 0 else { return }
+                if let failure { return startOverLater("loading the scripts failed", failure) }
+                takeSnapshot()
             }
         }
+    }
+
+    /// A step of getting ready failed with the link up: logs it, and the next period starts
+    /// over from loading the scripts (`everyPeriod`).
+    func startOverLater(_ what: String, _ failure: String) {
+        server.logger.warn("cluster: " + what + "; trying again", ["error": failure])
+        startupFailed = true
     }
 
     /// Once the scripts are loaded and both subscriptions are on: reads every live node's
@@ -407,8 +421,7 @@ final class ClusterEngine {
         guard scripts.count == Self.scriptSources.count, subscribed == 2, commands.isConnected, !isReady else { return }
         commands.send([Array("EVALSHA".utf8), scripts["snapshot"] ?? [], Array("0".utf8), Array(prefix.utf8)]) { [unowned self] reply in
             guard let parts = reply.elements, let version = parts.first?.integer else {
-                server.logger.warn("cluster: reading the interest table failed", ["error": reply.failure ?? "bad reply"])
-                return
+                return startOverLater("reading the interest table failed", reply.failure ?? "bad reply")
             }
             var at = 1
             while at + 1 < parts.count {
@@ -500,6 +513,8 @@ final class ClusterEngine {
         if isReady {
             reap()
             reapInstances()
+        } else if startupFailed && commands.isConnected {
+            loadScripts()
         }
         releaseBarriers(now: uv_hrtime())
     }

@@ -55,6 +55,33 @@ enum ClusterLinkScripts {
     return {0, v}
     """
 
+    /// A node's links made exactly its own again after Redis came back: ARGV = prefix, node,
+    /// then `channel owner` pairs of the links this node holds. Every link Redis has for the
+    /// node that is not listed (an `unlink` or a departure lost in flight when Redis died)
+    /// goes and is announced; the listed ones are then set again by `link` calls. Returns
+    /// how many went.
+    static let resync = """
+    local p, node = ARGV[1], ARGV[2]
+    local key, set = p .. 'links', p .. 'nk:' .. node
+    local listed = {}
+    for at = 3, #ARGV, 2 do listed[ARGV[at]] = ARGV[at + 1] end
+    local dropped = 0
+    for _, ch in ipairs(redis.call('SMEMBERS', set)) do
+      local held = redis.call('HGET', key, ch)
+      local owner = held and string.match(held, ' (%S+)$')
+      if listed[ch] == nil or listed[ch] ~= owner then
+        redis.call('SREM', set, ch)
+        if owner and math.floor(tonumber(owner) / 4294967296) == tonumber(node) then
+          redis.call('HDEL', key, ch)
+          local v = redis.call('INCR', p .. 'iv')
+          redis.call('PUBLISH', p .. 'interest', 'k' .. node .. ' ' .. v .. ' ' .. owner .. ' ' .. ch)
+          dropped = dropped + 1
+        end
+      end
+    end
+    return dropped
+    """
+
     /// Every live node's links at one version: ARGV = prefix. Returns `{version, owner,
     /// channel, parent, …}`.
     static let snapshot = """
