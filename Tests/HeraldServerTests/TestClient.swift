@@ -48,11 +48,11 @@ final class TestClient {
         close(fd)
     }
 
-    /// Sends raw bytes.
+    /// Sends raw bytes (MSG_NOSIGNAL: a daemon that closed or died cannot SIGPIPE the run).
     func send(bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n <= 0 { return }
             offset += n
         }

@@ -101,7 +101,8 @@ public final class StallingProxy: @unchecked Sendable {
             guard count > 0 else { return }
             var sent = 0
             while sent < count {
-                let wrote = buffer[sent..<count].withUnsafeBytes { write(target, $0.baseAddress, $0.count) }
+                // MSG_NOSIGNAL: a side that closed must not SIGPIPE the whole test run.
+                let wrote = buffer[sent..<count].withUnsafeBytes { send(target, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 guard wrote > 0 else { return }
                 sent += wrote
             }
