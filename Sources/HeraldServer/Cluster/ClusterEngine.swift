@@ -15,7 +15,12 @@ final class ClusterEngine {
     let nodeIndex: Int
     unowned let server: Server
     let commands: RedisLink
-    private let messages: RedisLink
+    /// The pub/sub connection (events for this node, the interest channel).
+    let messages: RedisLink
+    /// Asks the sentinels for the primary before a link reconnects (`cluster.sentinel`).
+    let sentinel: SentinelResolver?
+    /// State writes sent since the last `WAIT` (`ClusterEngine+Replicas`).
+    var openReplicaWait: ReplicaWait?
     let table = InterestTable()
     var scripts: [String: [UInt8]] = [:]
     private var subscribed = 0
@@ -58,6 +63,11 @@ final class ClusterEngine {
         self.server = server
         commands = RedisLink(host: settings.redisHost, port: settings.redisPort, loop: loop)
         messages = RedisLink(host: settings.redisHost, port: settings.redisPort, loop: loop)
+        sentinel = settings.sentinel.map { SentinelResolver($0, loop: loop) }
+        if let sentinel {
+            commands.resolve = { [unowned sentinel] done in sentinel.resolve(done) }
+            messages.resolve = { [unowned sentinel] done in sentinel.resolve(done) }
+        }
         acknowledged[nodeIndex] = 0
         uv_timer_init(loop, timer)
         timer.pointee.data = Unmanaged.passUnretained(self).toOpaque()
@@ -96,10 +106,19 @@ final class ClusterEngine {
         ]
     }
 
+    /// The settings with the Redis primary the command link uses now (for leaving).
+    var currentSettings: ClusterSettings {
+        var current = settings
+        current.redisHost = commands.host
+        current.redisPort = commands.port
+        return current
+    }
+
     /// Closes both links and the timer (the loop is stopping).
     func close() {
         commands.close()
         messages.close()
+        sentinel?.close()
         uv_timer_stop(timer)
         uv_close(UnsafeMutableRawPointer(timer).assumingMemoryBound(to: uv_handle_t.self)) { $0?.deallocate() }
     }
@@ -131,6 +150,7 @@ final class ClusterEngine {
             sendCall(call)
         }
         if start < events.count { publish(start == 0 ? events : Array(events[start...])) }
+        waitForReplicas()
     }
 
     // MARK: - Publishing
@@ -467,7 +487,9 @@ final class ClusterEngine {
     }
 
     private func lost(_ reason: String) {
-        if isReady { server.logger.warn("cluster: Redis connection lost", ["error": reason]) }
+        if isReady {
+            server.logger.warn("cluster: Redis connection lost", ["error": reason, "redis": "\(commands.host):\(commands.port)"])
+        }
         isReady = false
         subscribed = messages.isConnected ? subscribed : 0
         // Held answers go: the subscriptions work on this node (re-registering the node's
@@ -483,6 +505,7 @@ final class ClusterEngine {
     }
 
     private func everyPeriod() {
+        followSentinel()
         if commands.isConnected {
             let sentAt = uv_hrtime()
             commands.send([Array("SET".utf8), Array((prefix + "alive:" + String(nodeIndex)).utf8), Array("1".utf8),
