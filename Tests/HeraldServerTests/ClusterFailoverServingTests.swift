@@ -48,6 +48,8 @@ struct ClusterFailoverServingTests {
         #expect(Set(all.map(\.rev)).count == all.count, "no rev acknowledged twice")
         #expect(outcomes.allSatisfy { $0.hangs == 0 }, "every request answered: \(outcomes.map(\.hangs))")
         #expect(outcomes.allSatisfy { $0.unexpected.isEmpty }, "\(outcomes.flatMap(\.unexpected).prefix(5))")
+        let reaped = rig.nodes.flatMap(\.log).filter { $0.contains("declared down") }
+        #expect(reaped.isEmpty, "no node declared down by a failover (node_timeout_ms 5000): \(reaped.prefix(3))")
         let other = try rig.nodes[1].client().request(#"{"op":"get","ch":"k"}"#)
         #expect(other["rev"] as? Int == finalRev, "both nodes read the same primary: \(other)")
         print("failover: \(all.count) acknowledged writes, \(outcomes.map(\.unavailable).reduce(0, +)) unavailable; "

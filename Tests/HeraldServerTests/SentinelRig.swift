@@ -28,7 +28,7 @@ final class SentinelRig: @unchecked Sendable {
     }
 
     /// Starts everything and waits until the sentinels know the replica and each other.
-    init(nodes count: Int, waitReplicas: Int, nodeTimeoutMs: Int = 15_000) throws {
+    init(nodes count: Int, waitReplicas: Int, nodeTimeoutMs: Int = 5_000) throws {
         let primary = try TestRedis(extraArguments: Self.serverArguments)
         let replica = try TestRedis(extraArguments: Self.serverArguments + ["--replicaof", "127.0.0.1", String(primary.port)])
         servers = [primary, replica]

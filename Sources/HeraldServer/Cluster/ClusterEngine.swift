@@ -31,6 +31,9 @@ final class ClusterEngine {
     /// Instance channel removals that could not reach Redis, sent again once it is back
     /// (`ClusterEngine+Instances`).
     var undeclaresToRetry: [ClusterState.ScriptCall] = []
+    /// When the reaper may run again (`uv_hrtime`): after an outage, not before the other
+    /// nodes had `node_timeout_ms` to refresh their liveness keys.
+    private var reapAfter: UInt64 = 0
     /// Whether the engine was ready before (so a new readiness follows a lost Redis).
     private var wasReady = false
     private var queued: [ClusterState.Event] = []
@@ -438,6 +441,9 @@ final class ClusterEngine {
         // Registering again comes after the removals queued while Redis was away: a pattern
         // or group removed and then added again in that time must end up registered.
         let registersAgain = wasReady
+        // Back from an outage (a failover, say): the other nodes could not refresh their
+        // liveness either, so none is judged until each had `node_timeout_ms` to do so.
+        if registersAgain { reapAfter = uv_hrtime() + UInt64(settings.nodeTimeoutMs) * 1_000_000 }
         wasReady = true
         commands.send([Array("PUBLISH".utf8), interestChannel, Array("j\(nodeIndex)".utf8)]) { _ in }
         // Everything up to the snapshots' version and the changes heard since is applied.
@@ -514,7 +520,7 @@ final class ClusterEngine {
             }
         }
         if isReady {
-            reap()
+            if uv_hrtime() >= reapAfter { reap() }
             reapInstances()
         }
         releaseBarriers(now: uv_hrtime())
