@@ -1,7 +1,10 @@
-/// Reads the `cluster` section (`ClusterSettings`): `redis` and `node` required,
-/// `key_prefix` and `node_timeout_ms` optional. A bad or unknown key names its place (`cluster.nod`).
+/// Reads the `cluster` section (`ClusterSettings`): `node` and exactly one of `redis` and
+/// `sentinel` required; `key_prefix`, `node_timeout_ms`, `wait_replicas` and
+/// `wait_timeout_ms` optional. A bad or unknown key names its place (`cluster.nod`).
 extension ConfigFileReader {
-    private static let clusterKeys: Set<String> = ["redis", "node", "key_prefix", "node_timeout_ms"]
+    private static let clusterKeys: Set<String> = ["redis", "sentinel", "node", "key_prefix", "node_timeout_ms",
+                                                   "wait_replicas", "wait_timeout_ms"]
+    private static let sentinelKeys: Set<String> = ["master", "addresses"]
 
     /// The cluster settings, or nil when the section is absent or null.
     func clusterSettings() throws(ConfigProblem) -> ClusterSettings? {
@@ -12,26 +15,67 @@ extension ConfigFileReader {
         }
         let place = ConfigKey.cluster.rawValue
         try Self.rejectUnknown(in: section, allowed: Self.clusterKeys, at: place)
-        let redis = try Self.text(section, "redis", at: place, required: true) ?? ""
+        let sentinel = try Self.sentinel(section, at: place)
+        if sentinel == nil, !section.contains(ConfigCodingKey(stringValue: "redis")) {
+            throw Self.problem(place + ".redis", "required: give redis (one server) or sentinel (a primary found through Sentinel)")
+        }
+        let redis = try Self.text(section, "redis", at: place, required: false)
+        if sentinel != nil, redis != nil {
+            throw Self.problem(place + ".redis", "give either redis (one server) or sentinel (a primary found through Sentinel), not both")
+        }
         let node = try Self.text(section, "node", at: place, required: true) ?? ""
         guard node.utf8.count <= 64, node.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") }) else {
             throw Self.problem(place + ".node", "1 to 64 printable ASCII characters, no spaces or quotes")
         }
         let prefix = try Self.text(section, "key_prefix", at: place, required: false) ?? ClusterSettings.defaultKeyPrefix
-        let timeout = try Self.nodeTimeout(section, at: place)
+        let timeout = try Self.integer(section, "node_timeout_ms", at: place, in: ClusterSettings.nodeTimeoutRange)
+            ?? ClusterSettings.defaultNodeTimeoutMs
+        var settings: ClusterSettings
+        if let sentinel {
+            settings = ClusterSettings(sentinel: sentinel, node: node, keyPrefix: prefix, nodeTimeoutMs: timeout)
+        } else {
+            do throws(ClusterURLError) {
+                settings = try ClusterSettings(redis: redis ?? "", node: node, keyPrefix: prefix, nodeTimeoutMs: timeout)
+            } catch {
+                throw Self.problem(place + ".redis", error.description)
+            }
+        }
+        settings.waitReplicas = try Self.integer(section, "wait_replicas", at: place, in: ClusterSettings.waitReplicasRange) ?? 0
+        settings.waitTimeoutMs = try Self.integer(section, "wait_timeout_ms", at: place, in: ClusterSettings.waitTimeoutRange)
+            ?? ClusterSettings.defaultWaitTimeoutMs
+        return settings
+    }
+
+    /// `cluster.sentinel: { master: NAME, addresses: ["host:port", …] }`, or nil when absent.
+    private static func sentinel(_ section: KeyedDecodingContainer<ConfigCodingKey>,
+                                 at place: String) throws(ConfigProblem) -> SentinelSettings? {
+        let key = ConfigCodingKey(stringValue: "sentinel")
+        guard section.contains(key) else { return nil }
+        let here = place + ".sentinel"
+        guard let object = try? section.nestedContainer(keyedBy: ConfigCodingKey.self, forKey: key) else {
+            throw problem(here, "expected an object { master: NAME, addresses: [\"host:port\", …] }")
+        }
+        try rejectUnknown(in: object, allowed: sentinelKeys, at: here)
+        let master = try text(object, "master", at: here, required: true) ?? ""
+        let addressesKey = ConfigCodingKey(stringValue: "addresses")
+        guard object.contains(addressesKey) else { throw problem(here + ".addresses", "required") }
+        guard let addresses = try? object.decode([String].self, forKey: addressesKey) else {
+            throw problem(here + ".addresses", "expected a list of \"host:port\" strings")
+        }
         do throws(ClusterURLError) {
-            return try ClusterSettings(redis: redis, node: node, keyPrefix: prefix, nodeTimeoutMs: timeout)
+            return try SentinelSettings(master: master, addresses: addresses)
         } catch {
-            throw Self.problem(place + ".redis", error.description)
+            throw problem(here, error.description)
         }
     }
 
-    private static func nodeTimeout(_ section: KeyedDecodingContainer<ConfigCodingKey>, at place: String) throws(ConfigProblem) -> Int {
-        let key = ConfigCodingKey(stringValue: "node_timeout_ms")
-        guard section.contains(key) else { return ClusterSettings.defaultNodeTimeoutMs }
-        let range = ClusterSettings.nodeTimeoutRange
+    /// An optional integer in `range`, or nil when absent.
+    private static func integer(_ section: KeyedDecodingContainer<ConfigCodingKey>, _ name: String, at place: String,
+                                in range: ClosedRange<Int>) throws(ConfigProblem) -> Int? {
+        let key = ConfigCodingKey(stringValue: name)
+        guard section.contains(key) else { return nil }
         guard let value = try? section.decode(Int.self, forKey: key), range.contains(value) else {
-            throw problem(place + ".node_timeout_ms", "expected an integer from \(range.lowerBound) to \(range.upperBound)")
+            throw problem(place + "." + name, "expected an integer from \(range.lowerBound) to \(range.upperBound)")
         }
         return value
     }

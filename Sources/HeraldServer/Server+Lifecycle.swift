@@ -122,7 +122,7 @@ extension Server {
         stopMonitor()
         if let engine = clusterEngine {
             engine.close()
-            ClusterJoin.leave(engine.settings, nodeIndex: engine.nodeIndex)
+            ClusterJoin.leave(engine.currentSettings, nodeIndex: engine.nodeIndex)
             clusterEngine = nil
         }
         for listener in listeners { listener.close() }

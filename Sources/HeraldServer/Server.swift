@@ -87,7 +87,10 @@ public final class Server {
         if let join, let settings = config.cluster {
             broker.cluster = ClusterState(nodeIndex: join.nodeIndex, nodeName: settings.node)
             nextConnectionID = (join.nodeIndex << 32) | 1
-            clusterEngine = ClusterEngine(settings: settings, nodeIndex: join.nodeIndex, server: self, loop: workers[0].loop)
+            var joined = settings
+            joined.redisHost = join.primary.host
+            joined.redisPort = join.primary.port
+            clusterEngine = ClusterEngine(settings: joined, nodeIndex: join.nodeIndex, server: self, loop: workers[0].loop)
         }
         warnAboutPlainTokens(config)
         warnAboutFastHashes(config)

@@ -306,6 +306,34 @@ private func errorMessage(_ text: String) -> String? {
         #expect(problem(#"{ cluster: 3 }"#).contains("cluster"))
     }
 
+    @Test func sentinelReplacesRedisAndWaitReplicasIsRead() throws {
+        let settings = try decode(#"{ cluster: { sentinel: { master: "herald", addresses: ["127.0.0.1:26379", "[::1]:26380"] }, node: "a", wait_replicas: 1, wait_timeout_ms: 500 } }"#).cluster
+        #expect(settings?.sentinel?.master == "herald")
+        #expect(settings?.sentinel?.addresses == [RedisAddress(host: "127.0.0.1", port: 26379), RedisAddress(host: "::1", port: 26380)])
+        #expect(settings?.waitReplicas == 1 && settings?.waitTimeoutMs == 500)
+        let plain = try decode(#"{ cluster: { redis: "redis://h", node: "a" } }"#).cluster
+        #expect(plain?.sentinel == nil && plain?.waitReplicas == 0 && plain?.waitTimeoutMs == 1_000)
+    }
+
+    @Test func badSentinelSettingsNameTheirPlace() {
+        #expect(problem(#"{ cluster: { node: "a" } }"#).contains("give redis (one server) or sentinel"))
+        #expect(problem(#"{ cluster: { redis: "redis://h", sentinel: { master: "m", addresses: ["h:1"] }, node: "a" } }"#)
+            .contains("not both"))
+        #expect(problem(#"{ cluster: { sentinel: { addresses: ["h:1"] }, node: "a" } }"#).contains("cluster.sentinel.master"))
+        #expect(problem(#"{ cluster: { sentinel: { master: "m" }, node: "a" } }"#).contains("cluster.sentinel.addresses"))
+        #expect(problem(#"{ cluster: { sentinel: { master: "m", addresses: [] }, node: "a" } }"#).contains("1 to 16 sentinels"))
+        #expect(problem(#"{ cluster: { sentinel: { master: "m", addresses: ["h"] }, node: "a" } }"#).contains("expected host:port"))
+        #expect(problem(#"{ cluster: { sentinel: { master: "m", addresses: ["h:0"] }, node: "a" } }"#).contains("1…65535"))
+        #expect(problem(#"{ cluster: { sentinel: { master: "m", addresses: [1] }, node: "a" } }"#).contains("cluster.sentinel.addresses"))
+        #expect(problem(#"{ cluster: { sentinel: { master: "a b", addresses: ["h:1"] }, node: "a" } }"#).contains("cluster.sentinel"))
+        #expect(problem(#"{ cluster: { sentinel: { master: "m", addresses: ["h:1"], port: 1 }, node: "a" } }"#).contains("cluster.sentinel.port"))
+        #expect(problem(#"{ cluster: { sentinel: "h:1", node: "a" } }"#).contains("cluster.sentinel"))
+        for bad in ["-1", "65", "\"1\""] {
+            #expect(problem(#"{ cluster: { redis: "redis://h", node: "a", wait_replicas: \#(bad) } }"#).contains("cluster.wait_replicas"), "\(bad)")
+        }
+        #expect(problem(#"{ cluster: { redis: "redis://h", node: "a", wait_timeout_ms: 5 } }"#).contains("cluster.wait_timeout_ms"))
+    }
+
     @Test func changingTheClusterNeedsARestart() throws {
         let running = try decode(#"{ cluster: { redis: "redis://h:1", node: "a" } }"#)
         let loaded = try decode(#"{ cluster: { redis: "redis://h:2", node: "a" } }"#)

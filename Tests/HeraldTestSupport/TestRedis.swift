@@ -14,17 +14,21 @@ public final class TestRedis: @unchecked Sendable {
     /// Its working folder (append-only file).
     public let directory: URL
     private var process: Process
+    /// Arguments added to the command line (`--replicaof HOST PORT`), kept for `restart()`.
+    private var extraArguments: [String]
 
     /// Whether `redis-server` can be started here.
     public static var isAvailable: Bool { FileManager.default.isExecutableFile(atPath: executable) }
     static let executable = "/usr/bin/redis-server"
 
-    /// Starts Redis on a free port and waits until it answers.
-    public init() throws {
+    /// Starts Redis on a free port and waits until it answers; `extraArguments` go on its
+    /// command line (`["--replicaof", "127.0.0.1", "6379"]` starts a replica).
+    public init(extraArguments: [String] = []) throws {
         directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("hr-" + String(UUID().uuidString.prefix(8)))
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         port = try Self.freePort()
-        process = try Self.launch(port: port, directory: directory)
+        self.extraArguments = extraArguments
+        process = try Self.launch(port: port, directory: directory, extra: extraArguments)
     }
 
     deinit {
@@ -40,15 +44,22 @@ public final class TestRedis: @unchecked Sendable {
     /// Starts it again on the same port and folder.
     public func restart() throws {
         stop()
-        process = try Self.launch(port: port, directory: directory)
+        process = try Self.launch(port: port, directory: directory, extra: extraArguments)
     }
 
-    private static func launch(port: Int, directory: URL) throws -> Process {
+    /// Starts it again on the same port and folder with other extra arguments (kept for
+    /// the next `restart()`), such as `--replicaof` the primary a failover promoted.
+    public func restart(extraArguments: [String]) throws {
+        self.extraArguments = extraArguments
+        try restart()
+    }
+
+    private static func launch(port: Int, directory: URL, extra: [String]) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
                              "--appendfsync", "always", "--dir", directory.path, "--daemonize", "no",
-                             "--loglevel", "warning"]
+                             "--loglevel", "warning"] + extra
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

@@ -30,6 +30,12 @@ extension ClusterEngine {
         // A state change picks one member of each matching queue group, as a `pub` does.
         if call.script == .state { arguments.append(ClusterRecord.encodeGroups(call.channel.map { table.groups(for: $0) } ?? [])) }
         arguments += call.arguments
+        if let wait = replicaWait(for: call) {
+            let slot = wait.add(call)
+            let sent = commands.send(arguments) { reply in wait.replied(slot, reply) }
+            if !sent { wait.replied(slot, .disconnected) }
+            return
+        }
         let sent = commands.send(arguments) { [unowned self] reply in answered(call, reply) }
         if !sent { answered(call, .disconnected) }
     }
@@ -40,6 +46,7 @@ extension ClusterEngine {
         let ready = deferredCalls.filter { $0.afterTicket <= releasedTicket }
         deferredCalls.removeAll { $0.afterTicket <= releasedTicket }
         for call in ready { sendCall(call) }
+        waitForReplicas()
     }
 
     /// A call's reply came (or the call failed): a `link`/`unlink` that changed Redis waits

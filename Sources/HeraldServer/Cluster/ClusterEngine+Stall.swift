@@ -29,8 +29,8 @@ extension ClusterEngine {
         refreshSentAt = nil
         let reason = "no reply from Redis for \(settings.nodeTimeoutMs) ms"
         server.logger.warn("cluster: Redis stopped answering; dropping the connections", ["timeout_ms": settings.nodeTimeoutMs])
-        commands.drop(reason)
-        messages.drop(reason)
+        commands.cut(reason)
+        messages.cut(reason)
         return true
     }
 }

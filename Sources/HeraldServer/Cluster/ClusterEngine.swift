@@ -15,7 +15,12 @@ final class ClusterEngine {
     let nodeIndex: Int
     unowned let server: Server
     let commands: RedisLink
+    /// The pub/sub connection (events for this node, the interest channel).
     let messages: RedisLink
+    /// Asks the sentinels for the primary before a link reconnects (`cluster.sentinel`).
+    let sentinel: SentinelResolver?
+    /// State writes sent since the last `WAIT` (`ClusterEngine+Replicas`).
+    var openReplicaWait: ReplicaWait?
     let table = InterestTable()
     var scripts: [String: [UInt8]] = [:]
     private var subscribed = 0
@@ -34,6 +39,9 @@ final class ClusterEngine {
     /// Instance channel removals that could not reach Redis, sent again once it is back
     /// (`ClusterEngine+Instances`).
     var undeclaresToRetry: [ClusterState.ScriptCall] = []
+    /// When the reaper may run again (`uv_hrtime`): after an outage, not before the other
+    /// nodes had `node_timeout_ms` to refresh their liveness keys.
+    private var reapAfter: UInt64 = 0
     /// Whether the engine was ready before (so a new readiness follows a lost Redis).
     private var wasReady = false
     private var queued: [ClusterState.Event] = []
@@ -70,6 +78,11 @@ final class ClusterEngine {
         self.server = server
         commands = RedisLink(host: settings.redisHost, port: settings.redisPort, loop: loop)
         messages = RedisLink(host: settings.redisHost, port: settings.redisPort, loop: loop)
+        sentinel = settings.sentinel.map { SentinelResolver($0, loop: loop) }
+        if let sentinel {
+            commands.resolve = { [unowned sentinel] done in sentinel.resolve(done) }
+            messages.resolve = { [unowned sentinel] done in sentinel.resolve(done) }
+        }
         acknowledged[nodeIndex] = 0
         uv_timer_init(loop, timer)
         timer.pointee.data = Unmanaged.passUnretained(self).toOpaque()
@@ -108,10 +121,19 @@ final class ClusterEngine {
         ]
     }
 
+    /// The settings with the Redis primary the command link uses now (for leaving).
+    var currentSettings: ClusterSettings {
+        var current = settings
+        current.redisHost = commands.host
+        current.redisPort = commands.port
+        return current
+    }
+
     /// Closes both links and the timer (the loop is stopping).
     func close() {
         commands.close()
         messages.close()
+        sentinel?.close()
         uv_timer_stop(timer)
         uv_close(UnsafeMutableRawPointer(timer).assumingMemoryBound(to: uv_handle_t.self)) { $0?.deallocate() }
     }
@@ -143,6 +165,7 @@ final class ClusterEngine {
             sendCall(call)
         }
         if start < events.count { publish(start == 0 ? events : Array(events[start...])) }
+        waitForReplicas()
     }
 
     // MARK: - Publishing
@@ -443,6 +466,9 @@ final class ClusterEngine {
         // Registering again comes after the removals queued while Redis was away: a pattern
         // or group removed and then added again in that time must end up registered.
         let registersAgain = wasReady
+        // Back from an outage (a failover, say): the other nodes could not refresh their
+        // liveness either, so none is judged until each had `node_timeout_ms` to do so.
+        if registersAgain { reapAfter = uv_hrtime() + UInt64(settings.nodeTimeoutMs) * 1_000_000 }
         wasReady = true
         commands.send([Array("PUBLISH".utf8), interestChannel, Array("j\(nodeIndex)".utf8)]) { _ in }
         // Everything up to the snapshots' version and the changes heard since is applied.
@@ -493,7 +519,9 @@ final class ClusterEngine {
     }
 
     private func lost(_ reason: String) {
-        if isReady { server.logger.warn("cluster: Redis connection lost", ["error": reason]) }
+        if isReady {
+            server.logger.warn("cluster: Redis connection lost", ["error": reason, "redis": "\(commands.host):\(commands.port)"])
+        }
         isReady = false
         subscribed = messages.isConnected ? subscribed : 0
         // Held answers go: the subscriptions work on this node (re-registering the node's
@@ -509,9 +537,10 @@ final class ClusterEngine {
     }
 
     private func everyPeriod() {
+        followSentinel()
         if commands.isConnected && !dropIfStalled() { refreshLiveness() }
         if isReady {
-            reap()
+            if uv_hrtime() >= reapAfter { reap() }
             reapInstances()
         } else if startupFailed && commands.isConnected {
             loadScripts()

@@ -9,28 +9,33 @@ import Glibc
 /// Joining takes the node's index (`INCR {p}node_index`: never reused, so client ids
 /// `index << 32 | n` never repeat), makes the data set's epoch if there is none
 /// (`SET {p}epoch … NX`), and registers the node (`{p}nodes`, `{p}alive:INDEX` with a TTL
-/// the engine refreshes).
+/// the engine refreshes). With `cluster.sentinel` it first asks the sentinels for the
+/// primary (`SentinelLookup`), and the engine's links start there.
 struct ClusterJoin {
     /// This node's index for this life.
     let nodeIndex: Int
     /// The data set's epoch.
     let epoch: String
+    /// The Redis (primary) it joined through.
+    let primary: RedisAddress
 
     /// Joins the cluster. - Throws: `ClusterError` naming Redis's address and what failed.
     static func join(_ settings: ClusterSettings, epochCandidate: String) throws(ClusterError) -> ClusterJoin {
-        let link = try BlockingRedis(settings)
+        let primary = try settings.sentinel.map { sentinel throws(ClusterError) in try SentinelLookup.primary(of: sentinel) }
+            ?? settings.redisAddress
+        let link = try BlockingRedis(primary)
         defer { link.close() }
         let p = settings.keyPrefix
         guard case .integer(let index) = try link.run(["INCR", p + "node_index"]) else {
-            throw ClusterError("Redis at \(settings.redisHost):\(settings.redisPort): INCR node_index did not give an integer")
+            throw ClusterError("Redis at \(primary): INCR node_index did not give an integer")
         }
         _ = try link.run(["SET", p + "epoch", epochCandidate, "NX"])
         guard case .string(let epoch) = try link.run(["GET", p + "epoch"]) else {
-            throw ClusterError("Redis at \(settings.redisHost):\(settings.redisPort): no epoch")
+            throw ClusterError("Redis at \(primary): no epoch")
         }
         _ = try link.run(["HSET", p + "nodes", String(index), settings.node])
         _ = try link.run(["SET", p + "alive:" + String(index), "1", "PX", String(settings.nodeTimeoutMs)])
-        return ClusterJoin(nodeIndex: index, epoch: String(decoding: epoch, as: UTF8.self))
+        return ClusterJoin(nodeIndex: index, epoch: String(decoding: epoch, as: UTF8.self), primary: primary)
     }
 
     /// Leaves: forgets the node's interest and liveness and tells the others. Best effort (a
@@ -38,7 +43,7 @@ struct ClusterJoin {
     /// stays, marked `{p}left:INDEX`, so the next reaper publishes `$sys.node.down` with
     /// `reason:"left"` (`ClusterScripts.reap`).
     static func leave(_ settings: ClusterSettings, nodeIndex: Int) {
-        guard let link = try? BlockingRedis(settings) else { return }
+        guard let link = try? BlockingRedis(settings.redisAddress) else { return }
         defer { link.close() }
         let p = settings.keyPrefix
         let node = String(nodeIndex)
@@ -63,14 +68,16 @@ struct ClusterError: Error, CustomStringConvertible {
     }
 }
 
-/// A blocking hiredis connection, for joining and leaving only.
+/// A blocking hiredis connection, for joining and leaving (and asking sentinels then) only.
 final class BlockingRedis {
     private let context: UnsafeMutablePointer<redisContext>
     private let address: String
 
-    init(_ settings: ClusterSettings) throws(ClusterError) {
-        address = "\(settings.redisHost):\(settings.redisPort)"
-        guard let made = redisConnectWithTimeout(settings.redisHost, Int32(settings.redisPort), timeval(tv_sec: 2, tv_usec: 0)) else {
+    /// Connects, waiting at most `timeoutSeconds` for the connection and then for each reply.
+    init(_ target: RedisAddress, timeoutSeconds: Int = 2) throws(ClusterError) {
+        address = target.description
+        let timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+        guard let made = redisConnectWithTimeout(target.host, Int32(target.port), timeout) else {
             throw ClusterError("cannot reach Redis at \(address): out of memory")
         }
         if made.pointee.err != 0 {
@@ -78,6 +85,7 @@ final class BlockingRedis {
             redisFree(made)
             throw ClusterError("cannot reach Redis at \(address): \(reason)")
         }
+        _ = redisSetTimeout(made, timeout)
         context = made
     }
 

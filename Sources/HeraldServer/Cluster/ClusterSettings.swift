@@ -2,13 +2,23 @@
 /// (docs/cluster.md).
 ///
 ///     cluster: { redis: "redis://127.0.0.1:6379", node: "a", key_prefix: "herald:", node_timeout_ms: 5000 }
+///     cluster: { sentinel: { master: "herald", addresses: ["127.0.0.1:26379"] }, node: "a", wait_replicas: 1 }
 ///
 /// Absent, heraldd runs alone and none of the cluster code runs.
 public struct ClusterSettings: Equatable, Sendable {
-    /// Redis's host.
+    /// Redis's host (with `sentinel`: the primary's, once a sentinel named it).
     public var redisHost: String
-    /// Redis's port.
+    /// Redis's port (with `sentinel`: the primary's, once a sentinel named it).
     public var redisPort: Int
+    /// Where to ask for the primary, when Redis runs under Sentinel (then `redisHost` and
+    /// `redisPort` are only the last answer).
+    public var sentinel: SentinelSettings?
+    /// How many replicas must confirm a retained-state write (`WAIT`) before its client
+    /// gets the answer; 0 answers when the primary ran it.
+    public var waitReplicas = 0
+    /// How long `WAIT` waits for `waitReplicas` replicas before the write is answered
+    /// `unavailable`.
+    public var waitTimeoutMs = ClusterSettings.defaultWaitTimeoutMs
     /// This node's name, unique in the cluster (in `info`, `stats`, `$sys` events).
     public var node: String
     /// Prefix of every Redis key and channel the cluster uses, so clusters can share a Redis.
@@ -22,6 +32,13 @@ public struct ClusterSettings: Equatable, Sendable {
     /// The accepted range of `node_timeout_ms`.
     public static let nodeTimeoutRange = 1_000...600_000
 
+    /// The default `wait_timeout_ms`.
+    public static let defaultWaitTimeoutMs = 1_000
+    /// The accepted range of `wait_timeout_ms`.
+    public static let waitTimeoutRange = 10...60_000
+    /// The accepted range of `wait_replicas`.
+    public static let waitReplicasRange = 0...64
+
     /// The default prefix.
     public static let defaultKeyPrefix = "herald:"
 
@@ -33,6 +50,21 @@ public struct ClusterSettings: Equatable, Sendable {
         self.keyPrefix = keyPrefix
         self.nodeTimeoutMs = nodeTimeoutMs
     }
+
+    /// Creates settings that find the primary through Sentinel (`redisHost` and `redisPort`
+    /// stay empty until `ClusterJoin` asked).
+    public init(sentinel: SentinelSettings, node: String, keyPrefix: String = ClusterSettings.defaultKeyPrefix,
+                nodeTimeoutMs: Int = ClusterSettings.defaultNodeTimeoutMs) {
+        redisHost = ""
+        redisPort = 0
+        self.sentinel = sentinel
+        self.node = node
+        self.keyPrefix = keyPrefix
+        self.nodeTimeoutMs = nodeTimeoutMs
+    }
+
+    /// Redis's address as last known.
+    var redisAddress: RedisAddress { RedisAddress(host: redisHost, port: redisPort) }
 
     /// Splits `redis://host:port`; IPv6 hosts go in brackets (`redis://[::1]:6379`).
     static func parse(_ url: String) throws(ClusterURLError) -> (String, Int) {

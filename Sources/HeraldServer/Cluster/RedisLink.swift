@@ -9,14 +9,26 @@ import CLibUV
 /// every pending command is answered `.disconnected`, `onDisconnect` runs, and the link
 /// reconnects by itself with backoff (100 ms doubling to 5 s) until `close`.
 ///
+/// Under Sentinel (`resolve` set) each reconnect first asks where the primary is now, the
+/// backoff stops at 1 s (a failover is followed within a second of the sentinels knowing),
+/// a new connection counts only once `ROLE` says `master`, and a `READONLY` error reply
+/// (the primary was turned into a replica) drops the connection so the next one asks again.
+///
 /// Handle rules (docs/architecture.md, "libuv handle rules"): only the loop's thread calls
 /// it; the reconnect timer is closed in `close`, the adapter's poll handle by hiredis when
 /// the context is freed.
 final class RedisLink {
-    /// Where it connects.
-    let host: String
+    /// Where it connects (under Sentinel: the primary last named).
+    private(set) var host: String
     /// The TCP port.
-    let port: Int
+    private(set) var port: Int
+    /// Asks where to connect before each reconnect, calling back with the address (nil:
+    /// nobody knew; the link waits out its backoff and asks again). Set for Sentinel.
+    var resolve: ((@escaping (RedisAddress?) -> Void) -> Void)? {
+        didSet { maxBackoffMs = resolve == nil ? RedisLink.maxBackoffMs : RedisLink.maxResolvingBackoffMs }
+    }
+    /// Whether to reconnect after a failure (a one-shot sentinel query does not).
+    var reconnects = true
     /// Runs on every (re)connect, before any queued command is answered.
     var onConnect: (() -> Void)?
     /// Runs when an established connection or a connect attempt fails, with the reason.
@@ -30,12 +42,20 @@ final class RedisLink {
     private var context: UnsafeMutablePointer<redisAsyncContext>?
     private let timer = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
     private var backoffMs = RedisLink.firstBackoffMs
+    /// The backoff's ceiling (lower under Sentinel).
+    private var maxBackoffMs = RedisLink.maxBackoffMs
+    /// A resolve under way (its answer is ignored when the link closed meanwhile).
+    private var isResolving = false
     private var isClosed = false
     /// Handlers hiredis calls more than once (subscriptions), alive as long as the link.
     private var persistent: [RedisReplyHandler] = []
 
+    /// The first reconnect's delay.
     static let firstBackoffMs = 100
+    /// The longest reconnect delay.
     static let maxBackoffMs = 5_000
+    /// The longest reconnect delay under Sentinel.
+    static let maxResolvingBackoffMs = 1_000
 
     /// Creates the link; `start` connects.
     init(host: String, port: Int, loop: UnsafeMutablePointer<uv_loop_t>) {
@@ -58,6 +78,9 @@ final class RedisLink {
         guard let context, isConnected else { return false }
         let box = Unmanaged.passRetained(RedisReplyHandler { [weak self] reply in
             self?.inFlight -= 1
+            if let self, self.resolve != nil, case .error(let text) = reply, text.hasPrefix("READONLY") {
+                self.drop()
+            }
             handler(reply)
         }).toOpaque()
         let status = RedisLink.withTerminated(arguments) { command, count in
@@ -146,10 +169,11 @@ final class RedisLink {
         return count
     }
 
-    /// Drops the connection now, as if it had been lost (Redis stopped answering, e.g. a
+    /// Cuts the connection now, as if it had been lost (Redis stopped answering, e.g. a
     /// partition that keeps the TCP connection up): pending commands are answered
-    /// `.disconnected`, `onDisconnect` runs, and the link reconnects with backoff.
-    func drop(_ reason: String) {
+    /// `.disconnected`, `onDisconnect` runs, and the link reconnects with backoff (asking
+    /// the sentinels first, under Sentinel).
+    func cut(_ reason: String) {
         guard !isClosed, let context else { return }
         self.context = nil
         isConnected = false
@@ -158,6 +182,14 @@ final class RedisLink {
         redisAsyncFree(context)
         persistent.removeAll()
         retry(reason)
+    }
+
+    /// Ends the connection (it reconnects, asking `resolve` first): commands already sent
+    /// still get their replies, new ones are refused until the next connection.
+    func drop() {
+        guard let context, !isClosed else { return }
+        isConnected = false
+        redisAsyncDisconnect(context)
     }
 
     /// Disconnects for good: pending commands are answered `.disconnected`; no reconnect.
@@ -173,6 +205,22 @@ final class RedisLink {
             isConnected = false
             context.pointee.data = nil
             redisAsyncFree(context)
+        }
+    }
+
+    /// The backoff ended: asks where to go (under Sentinel), then connects.
+    private func reconnect() {
+        guard let resolve else { return connectNow() }
+        guard !isResolving else { return }
+        isResolving = true
+        resolve { [weak self] address in
+            guard let self else { return }
+            isResolving = false
+            guard !isClosed else { return }
+            guard let address else { return retry("no sentinel named a primary") }
+            host = address.host
+            port = address.port
+            connectNow()
         }
     }
 
@@ -201,8 +249,18 @@ final class RedisLink {
             return retry(reason)
         }
         isConnected = true
-        backoffMs = RedisLink.firstBackoffMs
-        onConnect?()
+        guard resolve != nil else {
+            backoffMs = RedisLink.firstBackoffMs
+            onConnect?()
+            return
+        }
+        // Sentinel named it, but it may have been demoted since: only a primary will do.
+        send([Array("ROLE".utf8)]) { [weak self] reply in
+            guard let self, isConnected else { return }
+            guard SentinelLookup.isPrimary(reply) else { return drop() }
+            backoffMs = RedisLink.firstBackoffMs
+            onConnect?()
+        }
     }
 
     /// hiredis: an established connection ended (it frees the context afterwards).
@@ -228,12 +286,12 @@ final class RedisLink {
 
     private func retry(_ reason: String) {
         onDisconnect?(reason)
-        guard !isClosed else { return }
+        guard !isClosed, reconnects else { return }
         uv_timer_start(timer, { timer in
             guard let data = timer?.pointee.data else { return }
-            Unmanaged<RedisLink>.fromOpaque(data).takeUnretainedValue().connectNow()
+            Unmanaged<RedisLink>.fromOpaque(data).takeUnretainedValue().reconnect()
         }, UInt64(backoffMs), 0)
-        backoffMs = min(backoffMs * 2, RedisLink.maxBackoffMs)
+        backoffMs = min(backoffMs * 2, maxBackoffMs)
     }
 }
 

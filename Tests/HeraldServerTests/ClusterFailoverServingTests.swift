@@ -1,0 +1,107 @@
+import Foundation
+import HeraldTestSupport
+import Testing
+
+/// Redis failover under a cluster (issue 15, docs/cluster.md "Redis failover: Sentinel and
+/// `wait_replicas`"): a primary, a replica and three real sentinels on loopback, two real
+/// heraldd nodes that find the primary through the sentinels. With `wait_replicas: 1` no
+/// acknowledged `if_rev` write is lost over 20 kills of the primary; ops during a failover
+/// are answered (ok or `unavailable`), never left hanging.
+@Suite(.enabled(if: TestRedis.isAvailable && TestSentinel.isAvailable, "needs Debian's redis-server and redis-sentinel"),
+       .serialized)
+struct ClusterFailoverServingTests {
+    @Test func noAcknowledgedWriteIsLostOverTwentyKillsOfThePrimary() throws {
+        let rig = try SentinelRig(nodes: 2, waitReplicas: 1)
+        let writers = rig.nodes.map { FailoverCounterWriter(port: $0.port) }
+        defer { writers.forEach { $0.stop() } }
+        func acks() -> [FailoverCounterWriter.Ack] { writers.flatMap { $0.outcomes.value.acks } }
+        try SentinelRig.waitFor("the first acknowledged writes", seconds: 20) { acks().count >= 10 }
+        var switchTimes: [Double] = []
+        var resumeTimes: [Double] = []
+        var readTimes: [Double] = []
+        for round in 1...20 {
+            let killedAt = Date()
+            switchTimes.append(try rig.failover())
+            // Service resumes: both nodes acknowledge writes again (checked before the next kill).
+            try SentinelRig.waitFor("writes acknowledged after failover \(round)", seconds: 30) {
+                writers.allSatisfy { writer in writer.outcomes.value.acks.contains { $0.at > killedAt } }
+            }
+            // Timed from the kill to the first success after the first refusal it caused
+            // (answers already on their way at the kill do not count).
+            let outcomes = writers.map(\.outcomes.value)
+            let noticed = outcomes.flatMap(\.unavailableAt).filter { $0 > killedAt }.min() ?? killedAt
+            let ack = outcomes.flatMap { $0.acks.map(\.at) }.filter { $0 > noticed }.min() ?? Date()
+            resumeTimes.append(ack.timeIntervalSince(killedAt))
+            let read = outcomes.flatMap(\.reads).filter { $0 > noticed }.min() ?? Date()
+            readTimes.append(read.timeIntervalSince(killedAt))
+        }
+        writers.forEach { $0.stop() }
+        let all = acks()
+        let outcomes = writers.map(\.outcomes.value)
+        let final = try rig.nodes[0].client().request(#"{"op":"get","ch":"k"}"#)
+        let finalValue = final["value"] as? Int ?? -1
+        let finalRev = final["rev"] as? Int ?? -1
+        let highestValue = all.map(\.value).max() ?? 0
+        let highestRev = all.map(\.rev).max() ?? 0
+        #expect(finalValue >= highestValue, "an acknowledged value was lost: final \(final), highest acknowledged \(highestValue)")
+        #expect(finalRev >= highestRev, "an acknowledged rev was lost: final \(final), highest acknowledged \(highestRev)")
+        #expect(Set(all.map(\.rev)).count == all.count, "no rev acknowledged twice")
+        #expect(outcomes.allSatisfy { $0.hangs == 0 }, "every request answered: \(outcomes.map(\.hangs))")
+        #expect(outcomes.allSatisfy { $0.unexpected.isEmpty }, "\(outcomes.flatMap(\.unexpected).prefix(5))")
+        let reaped = rig.nodes.flatMap(\.log).filter { $0.contains("declared down") }
+        #expect(reaped.isEmpty, "no node declared down by a failover (node_timeout_ms 5000): \(reaped.prefix(3))")
+        let other = try rig.nodes[1].client().request(#"{"op":"get","ch":"k"}"#)
+        #expect(other["rev"] as? Int == finalRev, "both nodes read the same primary: \(other)")
+        print("failover: \(all.count) acknowledged writes, \(outcomes.map(\.unavailable).reduce(0, +)) unavailable; "
+              + "sentinels switched in \(Self.summary(switchTimes)), nodes read again after \(Self.summary(readTimes)), "
+              + "writes acknowledged again (a replica back) after \(Self.summary(resumeTimes))")
+    }
+
+    @Test func opsDuringAFailoverAreAnsweredNeverLeftHanging() throws {
+        let rig = try SentinelRig(nodes: 2, waitReplicas: 1)
+        let probes = rig.nodes.enumerated().map { FailoverOpsProbe(port: $1.port, name: "n\($0)") }
+        defer { probes.forEach { $0.stop() } }
+        try SentinelRig.waitFor("ops answered ok", seconds: 20) { probes.allSatisfy { $0.outcomes.value.ok > 20 } }
+        // A switch Sentinel makes with the old primary still up (it becomes a replica), then a kill.
+        for kill in [false, true] {
+            let switchedAt = Date()
+            try rig.failover(kill: kill)
+            try SentinelRig.waitFor("ops answered ok after the failover (kill: \(kill))", seconds: 30) {
+                probes.allSatisfy { $0.outcomes.value.lastOk > switchedAt }
+            }
+        }
+        probes.forEach { $0.stop() }
+        let outcomes = probes.map(\.outcomes.value)
+        #expect(outcomes.allSatisfy { $0.hangs == 0 }, "every op answered within 8 s: \(outcomes.map(\.hangs))")
+        #expect(outcomes.allSatisfy { $0.unexpected.isEmpty }, "only ok or unavailable: \(outcomes.flatMap(\.unexpected).prefix(5))")
+        #expect(outcomes.allSatisfy { $0.unavailable > 0 }, "the switches were noticed: \(outcomes.map(\.unavailable))")
+    }
+
+    @Test func aNodeWhoseSentinelsNameNoReachablePrimaryRefusesToStartSayingWhy() throws {
+        let redis = try TestRedis()
+        let sentinel = try TestSentinel(master: "herald", primaryPort: redis.port)
+        let closed = try TestRedis.freePort()
+        let config = #"cluster: { sentinel: { master: "other", addresses: ["127.0.0.1:\#(closed)", "127.0.0.1:\#(sentinel.port)"] }, node: "x" },"#
+        do {
+            _ = try DaemonProcess(config: config, arguments: ["--workers", "1"])
+            Issue.record("the node started without a primary")
+        } catch DaemonError.didNotStart(let log) {
+            // The log line quotes the error (its quotes escaped).
+            #expect(log.contains("no sentinel named a reachable primary for"), "\(log)")
+            #expect(log.contains("127.0.0.1:\(closed): Connection refused"), "\(log)")
+            #expect(log.contains("127.0.0.1:\(sentinel.port): does not know"), "\(log)")
+        }
+        // The same sentinel, asked for the name it monitors, lets a node start.
+        let node = try DaemonProcess(config: #"cluster: { sentinel: { master: "herald", addresses: ["127.0.0.1:\#(closed)", "127.0.0.1:\#(sentinel.port)"] }, node: "y" },"#,
+                                     arguments: ["--workers", "1"])
+        #expect(try node.client().request(#"{"op":"set","ch":"k","value":1}"#)["rev"] as? Int == 1)
+    }
+
+    /// "low–high s (median m)" of some durations.
+    private static func summary(_ seconds: [Double]) -> String {
+        let sorted = seconds.sorted()
+        guard let low = sorted.first, let high = sorted.last else { return "-" }
+        let median = sorted[sorted.count / 2]
+        return String(format: "%.1f–%.1f s (median %.1f)", low, high, median)
+    }
+}
