@@ -36,6 +36,12 @@ extension Broker {
     /// A batch could not be published (Redis unreachable): each receipted publisher gets
     /// `unavailable`; events without a receipt are lost, as a `pub` without `rid` may be.
     public func clusterPublishFailed(receipt: Int, reason: String) {
+        failReceipt(receipt, op: "pub", reason: reason)
+    }
+
+    /// Answers a waiting receipt `{"error":"unavailable","message":"cluster: REASON","op":OP,
+    /// "rid":…}`: the one writer for every receipt Redis could not serve.
+    func failReceipt(_ receipt: Int, op: StaticString, reason: String) {
         guard let waiting = cluster?.takeReceipt(receipt) else { return }
         // A half-closed publisher closes once its last receipt is written.
         defer { closeIfDrained(waiting.session) }
@@ -44,8 +50,10 @@ extension Broker {
         write(session) { out in
             out.appendRaw(#"{"error":"unavailable","message":"#)
             out.appendJSONString(Array(("cluster: " + reason).utf8))
-            out.appendRaw(#","op":"pub","rid":"#)
-            out.append(contentsOf: waiting.rid)
+            out.appendRaw(#","op":""#)
+            out.appendRaw(op)
+            out.appendRaw("\"")
+            appendStoredRid(waiting.rid, to: &out)
             out.appendRaw("}\n")
         }
     }

@@ -91,18 +91,7 @@ extension Broker {
     /// A reply could not be sent to the requester's node (Redis unreachable): its `rid` is
     /// answered `unavailable`.
     public func remoteReplyFailed(receipt: Int, reason: String) {
-        guard let waiting = cluster?.takeReceipt(receipt) else { return }
-        // A half-closed publisher closes once its last receipt is written.
-        defer { closeIfDrained(waiting.session) }
-        let session = waiting.session
-        guard sessions[session.id] === session, !session.closeAfterFlush else { return }
-        write(session) { out in
-            out.appendRaw(#"{"error":"unavailable","message":"#)
-            out.appendJSONString(Array(("cluster: " + reason).utf8))
-            out.appendRaw(#","op":"reply""#)
-            appendStoredRid(waiting.rid, to: &out)
-            out.appendRaw("}\n")
-        }
+        failReceipt(receipt, op: "reply", reason: reason)
     }
 
     /// Redis sent a request of this node to `nodes` nodes: once that many report they
