@@ -58,20 +58,23 @@ final class IncomingEvent: Sendable {
 
     /// Builds an event from an `event` frame; nil when it lacks `event` or `sub`.
     init?(frame: ServerFrame) {
-        guard let channel = frame.string("event"), let sub = frame.string("sub") else { return nil }
+        let fields = EventFields(frame)
+        guard let channel = fields.event.flatMap(frame.string(at:)), let sub = fields.sub.flatMap(frame.string(at:)) else { return nil }
         var metadata = EventMetadata(
-            channel: Channel(verbatim: channel), subscription: sub, sender: frame.string("from"),
-            seq: frame.int("seq"), args: frame.raw("args"), isLast: frame.bool("last") == true,
-            dropped: frame.int("dropped") ?? 0, isReplay: frame.bool("replay") == true,
-            kind: frame.string("kind"), rev: frame.int("rev"), replyToken: frame.string("reply"))
+            channel: Channel(verbatim: channel), subscription: sub, sender: fields.from.flatMap(frame.string(at:)),
+            seq: fields.seq.flatMap(frame.int(at:)), args: fields.args.map(frame.raw(at:)),
+            isLast: fields.last.flatMap(frame.bool(at:)) == true,
+            dropped: fields.dropped.flatMap(frame.int(at:)) ?? 0, isReplay: fields.replay.flatMap(frame.bool(at:)) == true,
+            kind: fields.kind.flatMap(frame.string(at:)), rev: fields.rev.flatMap(frame.int(at:)),
+            replyToken: fields.reply.flatMap(frame.string(at:)))
         if metadata.kind == "index" || metadata.kind == "splice" {
-            metadata.index = frame.int("index")
-            metadata.remove = frame.int("remove")
-            metadata.insert = frame.raw("insert")
+            metadata.index = fields.index.flatMap(frame.int(at:))
+            metadata.remove = fields.remove.flatMap(frame.int(at:))
+            metadata.insert = fields.insert.map(frame.raw(at:))
         }
         self.metadata = metadata
         // State events carry their payload as `value` (docs/protocol.md "Retained values").
-        data = frame.raw("data") ?? frame.raw("value")
+        data = (fields.data ?? fields.value).map(frame.raw(at:))
     }
 
     /// Decodes `data` into `Event`; an absent `data` decodes as `{}` (an event with no fields).

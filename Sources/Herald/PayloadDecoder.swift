@@ -78,7 +78,7 @@ struct PayloadDecoder: Decoder {
     /// Decodes any `Decodable`, with `JSONDecoder`'s default handling of Foundation types.
     func decodeValue<Value: Decodable>(_ type: Value.Type) throws -> Value {
         if Value.self == String.self, let text = try decodeString() as? Value { return text }
-        if Value.self == Int.self, let number = try decodeInteger(Int.self) as? Value { return number }
+        if Value.self == Int.self, let number = try decodeInt() as? Value { return number }
         if Value.self == Double.self, let number = try decodeDouble() as? Value { return number }
         if Value.self == Bool.self, let flag = try decodeBool() as? Value { return flag }
         if Value.self == Data.self {
@@ -98,111 +98,33 @@ struct PayloadDecoder: Decoder {
         return try Value(from: self)
     }
 
-    // MARK: Primitives
+    // MARK: Primitives (parsed by `PayloadSource`; the coding path is built only on error)
 
-    func decodeNil() -> Bool { firstByte == UInt8(ascii: "n") }
+    /// The value's range in the source.
+    var range: Range<Int> { start..<end }
 
-    func decodeBool() throws -> Bool {
-        switch firstByte {
-        case UInt8(ascii: "t") where end - start == 4: return true
-        case UInt8(ascii: "f") where end - start == 5: return false
-        default: throw mismatch(Bool.self)
-        }
-    }
-
-    func decodeString() throws -> String {
-        guard firstByte == UInt8(ascii: "\""), end - start >= 2 else { throw mismatch(String.self) }
-        return source.bytes.withUnsafeBytes { raw in
-            let contents = UnsafeRawBufferPointer(rebasing: raw[(start + 1)..<(end - 1)])
-            if contents.firstIndex(of: UInt8(ascii: "\\")) == nil { return String(decoding: contents, as: UTF8.self) }
-            return JSONTokens.decodeString(raw, from: start + 1, to: end - 1)
-        }
-    }
+    func decodeNil() -> Bool { source.isNull(range) }
+    func decodeBool() throws -> Bool { try source.bool(range, path: codingPath) }
+    func decodeString() throws -> String { try source.string(range, path: codingPath) }
 
     /// An integer written as one: optional `-`, digits, nothing else, in range.
     func decodeInteger<Integer: FixedWidthInteger>(_ type: Integer.Type) throws -> Integer {
-        try source.bytes.withUnsafeBytes { raw throws -> Integer in
-            var i = start
-            let negative = raw[i] == UInt8(ascii: "-")
-            if negative { i += 1 }
-            guard i < end else { throw mismatch(Integer.self) }
-            var value: Integer = 0
-            while i < end {
-                let digit = raw[i] &- UInt8(ascii: "0")
-                guard digit < 10 else { throw mismatch(Integer.self) }
-                let (times, overflow1) = value.multipliedReportingOverflow(by: 10)
-                let (next, overflow2) = negative ? times.subtractingReportingOverflow(Integer(digit))
-                                                 : times.addingReportingOverflow(Integer(digit))
-                guard !overflow1, !overflow2 else { throw Self.corrupted(codingPath, "number does not fit in \(Integer.self)") }
-                value = next
-                i += 1
-            }
-            return value
-        }
+        try source.integer(type, range, path: codingPath)
     }
 
-    /// A `Double`: exact fast path for up to 15 significant digits and a short fraction
-    /// (both operands exact, so the one division rounds correctly); else the standard parser.
-    func decodeDouble() throws -> Double {
-        let fast = source.bytes.withUnsafeBytes { raw -> Double? in
-            var i = start
-            let negative = raw[i] == UInt8(ascii: "-")
-            if negative { i += 1 }
-            var mantissa: UInt64 = 0
-            var digits = 0
-            var fraction = 0
-            var seenDot = false
-            while i < end {
-                let byte = raw[i]
-                if byte == UInt8(ascii: ".") && !seenDot {
-                    seenDot = true
-                } else {
-                    let digit = byte &- UInt8(ascii: "0")
-                    guard digit < 10 else { return nil }
-                    mantissa = mantissa &* 10 &+ UInt64(digit)
-                    digits += 1
-                    if seenDot { fraction += 1 }
-                }
-                i += 1
-            }
-            guard digits > 0, digits <= 15, fraction < Self.powersOfTen.count else { return nil }
-            let value = Double(mantissa) / Self.powersOfTen[fraction]
-            return negative ? -value : value
-        }
-        if let fast { return fast }
-        guard let first = Optional(firstByte), first == UInt8(ascii: "-") || (first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")),
-              let value = Double(numberText()) else { throw mismatch(Double.self) }
-        return value
-    }
+    func decodeInt() throws -> Int { try source.int(range, path: codingPath) }
+
+    func decodeDouble() throws -> Double { try source.double(range, path: codingPath) }
 
     /// The value's bytes as text (numbers for the slow paths).
-    func numberText() -> String {
-        String(decoding: source.bytes[start..<end], as: UTF8.self)
-    }
-
-    static let powersOfTen: [Double] = (0...22).map { exponent in
-        var value = 1.0
-        for _ in 0..<exponent { value *= 10 }
-        return value
-    }
+    func numberText() -> String { source.text(range) }
 
     // MARK: Errors
 
-    func mismatch(_ type: Any.Type) -> DecodingError {
-        DecodingError.typeMismatch(type, DecodingError.Context(codingPath: codingPath, debugDescription: "expected \(type)"))
-    }
+    func mismatch(_ type: Any.Type) -> DecodingError { PayloadSource.mismatch(type, codingPath) }
 
     static func corrupted(_ path: [any CodingKey], _ why: String) -> DecodingError {
         DecodingError.dataCorrupted(DecodingError.Context(codingPath: path, debugDescription: why))
-    }
-}
-
-/// The bytes a `PayloadDecoder` and its containers read (one allocation per payload).
-final class PayloadSource {
-    let bytes: [UInt8]
-
-    init(_ bytes: [UInt8]) {
-        self.bytes = bytes
     }
 }
 

@@ -11,10 +11,14 @@ struct PayloadMember {
 ///
 /// Not generic (unlike the container over it): generic code reached through
 /// `KeyedDecodingContainer`'s box is not specialized, and looked up type metadata per call.
-struct PayloadObject {
+/// A class: that unspecialized code copied the whole struct (decoder, path, members: five
+/// retains and releases) on every field access; a reference is one.
+final class PayloadObject {
     typealias Member = PayloadMember
 
     let decoder: PayloadDecoder
+    /// The decoder's bytes, held directly: reading a field's range does not copy `decoder`.
+    let source: PayloadSource
     let members: [Member]
     /// Computed once: every member's decoder shares it as its parent path.
     let codingPath: [any CodingKey]
@@ -23,6 +27,7 @@ struct PayloadObject {
     /// - Throws: `typeMismatch` when the value is not an object, `dataCorrupted` when malformed.
     init(decoder: PayloadDecoder) throws {
         self.decoder = decoder
+        source = decoder.source
         let path = decoder.codingPath
         codingPath = path
         guard decoder.firstByte == UInt8(ascii: "{") else { throw decoder.mismatch([String: Any].self) }
@@ -63,7 +68,7 @@ struct PayloadObject {
     func member(named name: String) -> Member? {
         var name = name
         return name.withUTF8 { wanted -> Member? in
-            decoder.source.bytes.withUnsafeBytes { raw -> Member? in
+            source.bytes.withUnsafeBytes { raw -> Member? in
                 // Backwards without `reversed()` (its generic wrapper costs a metadata lookup per call).
                 var index = members.count
                 while index > 0 {
@@ -89,7 +94,7 @@ struct PayloadObject {
     }
 
     func name(of member: Member) -> String {
-        decoder.source.bytes.withUnsafeBytes { raw in
+        source.bytes.withUnsafeBytes { raw in
             member.keyHasEscapes ? JSONTokens.decodeString(raw, from: member.key.lowerBound, to: member.key.upperBound)
                                  : String(decoding: UnsafeRawBufferPointer(rebasing: raw[member.key]), as: UTF8.self)
         }
@@ -115,38 +120,53 @@ struct PayloadKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func contains(_ key: Key) -> Bool { object.member(named: key.stringValue) != nil }
 
-    /// The decoder of `key`'s value.
+    /// The range of `key`'s value.
     /// - Throws: `keyNotFound`.
-    private func value(_ key: Key) throws -> PayloadDecoder {
+    private func range(_ key: Key) throws -> Range<Int> {
         guard let member = object.member(named: key.stringValue) else {
             throw DecodingError.keyNotFound(key, DecodingError.Context(codingPath: codingPath, debugDescription: "no value for \(key.stringValue)"))
         }
-        return decoder.child(member.value, parentPath: codingPath, key: key)
+        return member.value
     }
 
-    /// The decoder of `key`'s value, refusing `null` for a non-optional.
-    private func present(_ key: Key, _ type: Any.Type) throws -> PayloadDecoder {
-        let child = try value(key)
-        if child.decodeNil() {
-            throw DecodingError.valueNotFound(type, DecodingError.Context(codingPath: child.codingPath, debugDescription: "null for \(type)"))
+    /// The decoder of `key`'s value.
+    /// - Throws: `keyNotFound`.
+    private func value(_ key: Key) throws -> PayloadDecoder {
+        decoder.child(try range(key), parentPath: codingPath, key: key)
+    }
+
+    /// The range of `key`'s value, refusing `null` for a non-optional.
+    ///
+    /// Why a range and not a child decoder: the primitive fields below parse it in place
+    /// (`PayloadSource`), and build the coding path only when they throw.
+    /// - Throws: `keyNotFound`, or `valueNotFound` for `null`.
+    private func present(_ key: Key, _ type: Any.Type) throws -> Range<Int> {
+        let value = try range(key)
+        if object.source.isNull(value) {
+            throw DecodingError.valueNotFound(type, DecodingError.Context(codingPath: codingPath + [key], debugDescription: "null for \(type)"))
         }
-        return child
+        return value
     }
 
-    func decodeNil(forKey key: Key) throws -> Bool { try value(key).decodeNil() }
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try present(key, type).decodeBool() }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try present(key, type).decodeString() }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try present(key, type).decodeDouble() }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try present(key, type).decodeInteger(type) }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try present(key, type).decodeInteger(type) }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try present(key, type).decodeInteger(type) }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try present(key, type).decodeInteger(type) }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try present(key, type).decodeInteger(type) }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try present(key, type).decodeInteger(type) }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try present(key, type).decodeInteger(type) }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try present(key, type).decodeInteger(type) }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try present(key, type).decodeInteger(type) }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try present(key, type).decodeInteger(type) }
+    /// Any fixed-width integer field.
+    private func integer<Integer: FixedWidthInteger>(_ type: Integer.Type, _ key: Key) throws -> Integer {
+        try object.source.integer(type, present(key, type), path: codingPath + [key])
+    }
+
+    func decodeNil(forKey key: Key) throws -> Bool { object.source.isNull(try range(key)) }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try object.source.bool(present(key, type), path: codingPath + [key]) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try object.source.string(present(key, type), path: codingPath + [key]) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try object.source.double(present(key, type), path: codingPath + [key]) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try object.source.int(present(key, type), path: codingPath + [key]) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(type, key) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(type, key) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try integer(type, key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try integer(type, key) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try integer(type, key) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try integer(type, key) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try integer(type, key) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try integer(type, key) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(type, key) }
 
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
         // Parsing a Float through a Double could round twice: leave it to JSONDecoder.

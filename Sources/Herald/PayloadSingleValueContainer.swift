@@ -16,7 +16,7 @@ struct PayloadSingleValueContainer: SingleValueDecodingContainer {
     func decode(_ type: String.Type) throws -> String { try present(type).decodeString() }
     func decode(_ type: Double.Type) throws -> Double { try present(type).decodeDouble() }
     func decode(_ type: Float.Type) throws -> Float { throw PayloadDecoder.corrupted(codingPath, "Float: decoded by JSONDecoder") }
-    func decode(_ type: Int.Type) throws -> Int { try present(type).decodeInteger(type) }
+    func decode(_ type: Int.Type) throws -> Int { try present(type).decodeInt() }
     func decode(_ type: Int8.Type) throws -> Int8 { try present(type).decodeInteger(type) }
     func decode(_ type: Int16.Type) throws -> Int16 { try present(type).decodeInteger(type) }
     func decode(_ type: Int32.Type) throws -> Int32 { try present(type).decodeInteger(type) }

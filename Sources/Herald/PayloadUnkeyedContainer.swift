@@ -64,7 +64,7 @@ struct PayloadUnkeyedContainer: UnkeyedDecodingContainer {
     mutating func decode(_ type: String.Type) throws -> String { try next(type).decodeString() }
     mutating func decode(_ type: Double.Type) throws -> Double { try next(type).decodeDouble() }
     mutating func decode(_ type: Float.Type) throws -> Float { throw PayloadDecoder.corrupted(codingPath, "Float: decoded by JSONDecoder") }
-    mutating func decode(_ type: Int.Type) throws -> Int { try next(type).decodeInteger(type) }
+    mutating func decode(_ type: Int.Type) throws -> Int { try next(type).decodeInt() }
     mutating func decode(_ type: Int8.Type) throws -> Int8 { try next(type).decodeInteger(type) }
     mutating func decode(_ type: Int16.Type) throws -> Int16 { try next(type).decodeInteger(type) }
     mutating func decode(_ type: Int32.Type) throws -> Int32 { try next(type).decodeInteger(type) }

@@ -10,7 +10,8 @@ struct ServerFrame: Sendable {
     /// The line, without its `\n`.
     let bytes: [UInt8]
     /// Top-level fields in wire order: the key (packed, see `FieldKey`) and its value's range.
-    private let fields: [(key: FieldKey, range: Range<Int>)]
+    /// (Read directly by one-pass readers such as `EventFields`.)
+    let fields: [(key: FieldKey, range: Range<Int>)]
 
     /// The first key: `info`, `ok`, `error`, `event`, `ping`, `pong`, `removed`, ….
     var kind: String { fields.first.map { name(of: $0.key) } ?? "" }
@@ -50,24 +51,41 @@ struct ServerFrame: Sendable {
 
     /// The raw value of `key`, or nil when absent.
     func raw(_ key: String) -> RawJSON? {
-        range(key).map { RawJSON(bytes: Array(bytes[$0])) }
+        range(key).map(raw(at:))
     }
 
     /// The string value of `key`, or nil when absent or not a string.
     func string(_ key: String) -> String? {
-        guard let range = range(key) else { return nil }
-        return JSONCursor.decodeString(bytes[range])
+        range(key).flatMap(string(at:))
     }
 
     /// The integer value of `key`, or nil when absent or not an integer.
     func int(_ key: String) -> Int? {
-        guard let range = range(key) else { return nil }
-        return JSONCursor.decodeInt(bytes[range])
+        range(key).flatMap(int(at:))
     }
 
     /// The boolean value of `key`, or nil when absent or not a boolean.
     func bool(_ key: String) -> Bool? {
-        guard let range = range(key) else { return nil }
+        range(key).flatMap(bool(at:))
+    }
+
+    /// The value at `range` (a field's), as raw JSON.
+    func raw(at range: Range<Int>) -> RawJSON {
+        RawJSON(bytes: Array(bytes[range]))
+    }
+
+    /// The value at `range` as a string; nil when it is not one.
+    func string(at range: Range<Int>) -> String? {
+        JSONCursor.decodeString(bytes[range])
+    }
+
+    /// The value at `range` as an integer; nil when it is not one.
+    func int(at range: Range<Int>) -> Int? {
+        JSONCursor.decodeInt(bytes[range])
+    }
+
+    /// The value at `range` as a boolean; nil when it is not one.
+    func bool(at range: Range<Int>) -> Bool? {
         let slice = bytes[range]
         if slice.elementsEqual("true".utf8) { return true }
         if slice.elementsEqual("false".utf8) { return false }
