@@ -49,29 +49,44 @@ struct EventFields {
         }
     }
 
-    /// The packed form (`FieldKey`) of each key, computed once.
-    private enum Keys {
-        static let event = pack("event")
-        static let sub = pack("sub")
-        static let from = pack("from")
-        static let seq = pack("seq")
-        static let args = pack("args")
-        static let last = pack("last")
-        static let dropped = pack("dropped")
-        static let replay = pack("replay")
-        static let kind = pack("kind")
-        static let rev = pack("rev")
-        static let reply = pack("reply")
-        static let index = pack("index")
-        static let remove = pack("remove")
-        static let insert = pack("insert")
-        static let data = pack("data")
-        static let value = pack("value")
+    /// The packed form (`FieldKey.packed`) of each key, as literals: computed statics cost a
+    /// `swift_once` check per comparison in the switch above (`EventFieldsTests` checks them).
+    enum Keys {
+        static let event: UInt64 = 0x050000746E657665 // "event"
+        static let sub: UInt64 = 0x0300000000627573 // "sub"
+        static let from: UInt64 = 0x040000006D6F7266 // "from"
+        static let seq: UInt64 = 0x0300000000716573 // "seq"
+        static let args: UInt64 = 0x0400000073677261 // "args"
+        static let last: UInt64 = 0x040000007473616C // "last"
+        static let dropped: UInt64 = 0x07646570706F7264 // "dropped"
+        static let replay: UInt64 = 0x060079616C706572 // "replay"
+        static let kind: UInt64 = 0x04000000646E696B // "kind"
+        static let rev: UInt64 = 0x0300000000766572 // "rev"
+        static let reply: UInt64 = 0x050000796C706572 // "reply"
+        static let index: UInt64 = 0x0500007865646E69 // "index"
+        static let remove: UInt64 = 0x060065766F6D6572 // "remove"
+        static let insert: UInt64 = 0x0600747265736E69 // "insert"
+        static let data: UInt64 = 0x0400000061746164 // "data"
+        static let value: UInt64 = 0x05000065756C6176 // "value"
 
-        /// A key of at most 7 plain bytes, packed.
-        private static func pack(_ key: String) -> UInt64 {
-            guard let packed = FieldKey.packed(Array(key.utf8)) else { preconditionFailure("event keys are at most 7 bytes") }
-            return packed
-        }
+        /// Every key and its text, for the test.
+        static let all: [(packed: UInt64, name: String)] = [
+            (event, "event"),
+            (sub, "sub"),
+            (from, "from"),
+            (seq, "seq"),
+            (args, "args"),
+            (last, "last"),
+            (dropped, "dropped"),
+            (replay, "replay"),
+            (kind, "kind"),
+            (rev, "rev"),
+            (reply, "reply"),
+            (index, "index"),
+            (remove, "remove"),
+            (insert, "insert"),
+            (data, "data"),
+            (value, "value")
+        ]
     }
 }

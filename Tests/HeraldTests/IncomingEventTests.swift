@@ -51,3 +51,13 @@ import Testing
         #expect(event(#"{"event":7,"sub":"s1"}"#) == nil)
     }
 }
+
+/// `EventFields` compares packed keys written as literals: they must be `FieldKey`'s packing.
+@Suite struct EventFieldsTests {
+    @Test func literalKeysArePacked() {
+        #expect(EventFields.Keys.all.count == 16)
+        for (packed, name) in EventFields.Keys.all {
+            #expect(FieldKey.packed(Array(name.utf8)) == packed, "\(name)")
+        }
+    }
+}
