@@ -19,7 +19,8 @@ extension Broker {
             try scanner.scan(line)
             if scanner[.op]?.kind == .string { current.opRaw = scanner.raw(.op) }
             current.ridRaw = try requestID()
-            let op = try requestedOp()
+            // A canonical pub line was recognised by its spelled-out prefix: no lookup needed.
+            let op = scanner.isCanonicalPub ? Op.pub : try requestedOp()
             try perform(op, for: session, now: now)
             session.errorRun = 0
         } catch {

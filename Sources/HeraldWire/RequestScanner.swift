@@ -32,6 +32,9 @@ public final class RequestScanner {
     var decodeCapacity: Int
     /// Set while a `withString` body holds `decodeBuffer`, so a nested call decodes elsewhere.
     var decodeBufferInUse = false
+    /// Whether the last successful scan matched the canonical `pub` shape (`RequestScanner+CanonicalPub`),
+    /// so the op is known to be `pub` without looking it up.
+    public private(set) var isCanonicalPub = false
     /// Key lookup shared by all scanners.
     let keys = RequestKeyTable.shared
 
@@ -64,6 +67,10 @@ public final class RequestScanner {
 
     /// Validates `line` as exactly one JSON object and records its known top-level fields.
     ///
+    /// A canonical `pub` line is read by a shorter fast path first (`scanCanonicalPub`); any
+    /// other line, or one the fast path gives up on, is read by the general state machine.
+    /// Both record the same spans, so the result does not depend on which one read it.
+    ///
     /// Strict RFC 8259 (no comments, trailing commas, NaN/Infinity, leading zeros, single
     /// quotes or raw control characters in strings; `\u` escapes must be valid and
     /// surrogates paired), valid UTF-8 throughout (no overlongs, UTF-8-encoded surrogates,
@@ -81,9 +88,15 @@ public final class RequestScanner {
     public func scan(_ line: UnsafeRawBufferPointer) throws(HeraldError) {
         presence = 0
         self.line = nil
+        isCanonicalPub = false
         guard let base = line.baseAddress else { throw .syntax(at: 0, "empty request") }
         let input = JSONInput(base: base, count: line.count)
-        presence = try scanObject(input)
+        if let fast = scanCanonicalPub(input) {
+            presence = fast
+            isCanonicalPub = true
+        } else {
+            presence = try scanObject(input)
+        }
         self.line = input
     }
 
