@@ -84,19 +84,15 @@ enum ClusterLinkScripts {
 
     /// Every live node's links at one version: ARGV = prefix. Returns `{version, owner,
     /// channel, parent, …}`.
-    static let snapshot = """
-    local p = ARGV[1]
-    local out = { tonumber(redis.call('GET', p .. 'iv') or '0') }
-    for _, node in ipairs(redis.call('HKEYS', p .. 'nodes')) do
-      if redis.call('EXISTS', p .. 'alive:' .. node) == 1 then
-        for _, ch in ipairs(redis.call('SMEMBERS', p .. 'nk:' .. node)) do
-          local held = redis.call('HGET', p .. 'links', ch)
-          if held then
-            local parent, owner = string.match(held, '^(%S+) (%S+)$')
-            out[#out + 1] = owner
-            out[#out + 1] = ch
-            out[#out + 1] = parent
-          end
+    static let snapshot = ClusterScripts.liveNodes + """
+    for _, node in ipairs(live) do
+      for _, ch in ipairs(redis.call('SMEMBERS', p .. 'nk:' .. node)) do
+        local held = redis.call('HGET', p .. 'links', ch)
+        if held then
+          local parent, owner = string.match(held, '^(%S+) (%S+)$')
+          out[#out + 1] = owner
+          out[#out + 1] = ch
+          out[#out + 1] = parent
         end
       end
     end

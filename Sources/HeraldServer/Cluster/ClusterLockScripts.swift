@@ -78,15 +78,11 @@ enum ClusterLockScripts {
 
     /// Every live node's locks at one version: ARGV = prefix. Returns {version, owner,
     /// records, owner, records, …}.
-    static let snapshot = """
-    local p = ARGV[1]
-    local out = { tonumber(redis.call('GET', p .. 'iv') or '0') }
-    for _, node in ipairs(redis.call('HKEYS', p .. 'nodes')) do
-      if redis.call('EXISTS', p .. 'alive:' .. node) == 1 then
-        for _, owner in ipairs(redis.call('SMEMBERS', p .. 'lo:' .. node)) do
-          out[#out + 1] = owner
-          out[#out + 1] = redis.call('SMEMBERS', p .. 'lk:' .. owner)
-        end
+    static let snapshot = ClusterScripts.liveNodes + """
+    for _, node in ipairs(live) do
+      for _, owner in ipairs(redis.call('SMEMBERS', p .. 'lo:' .. node)) do
+        out[#out + 1] = owner
+        out[#out + 1] = redis.call('SMEMBERS', p .. 'lk:' .. owner)
       end
     end
     return out

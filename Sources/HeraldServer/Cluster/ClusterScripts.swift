@@ -152,15 +152,24 @@ enum ClusterScripts {
 
     /// The routing table at one version: ARGV = prefix. Returns {version, node, patterns,
     /// node, patterns, …} for every node whose liveness key is set.
-    static let snapshot = """
-    local p = ARGV[1]
-    local out = { tonumber(redis.call('GET', p .. 'iv') or '0') }
-    for _, node in ipairs(redis.call('HKEYS', p .. 'nodes')) do
-      if redis.call('EXISTS', p .. 'alive:' .. node) == 1 then
-        out[#out + 1] = node
-        out[#out + 1] = redis.call('SMEMBERS', p .. 'i:' .. node)
-      end
+    static let snapshot = liveNodes + """
+    for _, node in ipairs(live) do
+      out[#out + 1] = node
+      out[#out + 1] = redis.call('SMEMBERS', p .. 'i:' .. node)
     end
     return out
+    """
+
+    /// The start every snapshot script shares (interest, locks, links): ARGV[1] is the
+    /// prefix; `out` starts with the interest version, `live` lists the registered nodes
+    /// whose liveness key is set.
+    static let liveNodes = """
+    local p = ARGV[1]
+    local out = { tonumber(redis.call('GET', p .. 'iv') or '0') }
+    local live = {}
+    for _, node in ipairs(redis.call('HKEYS', p .. 'nodes')) do
+      if redis.call('EXISTS', p .. 'alive:' .. node) == 1 then live[#live + 1] = node end
+    end
+
     """
 }
