@@ -47,26 +47,18 @@ extension ClusterEngine {
     /// Reads every live node's links at one version, makes the other nodes' links here
     /// exactly those, replays the changes heard since that version, then becomes ready.
     func takeLinkSnapshot() {
-        let arguments = [Array("EVALSHA".utf8), scripts["linkSnapshot"] ?? [], Array("0".utf8), Array(prefix.utf8)]
-        commands.send(arguments) { [unowned self] reply in
-            guard let parts = reply.elements, let version = parts.first?.integer else {
-                return startOverLater("reading the link table failed", reply.failure ?? "bad reply")
-            }
+        readSnapshot("linkSnapshot", of: "link") { [unowned self] version, parts in
             var snapshot: [(owner: ConnectionID, channel: [UInt8], parent: [UInt8])] = []
-            var at = 1
-            while at + 2 < parts.count {
-                if let owner = parts[at].bytes.flatMap({ Int(String(decoding: $0, as: UTF8.self)) }),
-                   let channel = parts[at + 1].bytes, let parent = parts[at + 2].bytes {
+            for entry in parts.chunks(of: 3) {
+                if let owner = entry[0].bytes.flatMap({ Int(String(decoding: $0, as: UTF8.self)) }),
+                   let channel = entry[1].bytes, let parent = entry[2].bytes {
                     snapshot.append((owner, channel, parent))
                 }
-                at += 3
             }
             server.shared.withLock { broker in broker.replaceClusterLinks(with: snapshot, ownNode: nodeIndex) }
-            acknowledge(version)
             let heard = heldLinkMessages
             heldLinkMessages = []
-            for message in heard where message.version > version { apply(message) }
-            if let newest = heard.map(\.version).max() { acknowledge(newest) }
+            replay(heard.map { message in (message.version, { [unowned self] in apply(message) }) }, over: version)
             becomeReady()
         }
     }

@@ -31,27 +31,39 @@ extension ClusterEngine {
     /// Reads every live node's locks at one version, makes the other nodes' locks here
     /// exactly those, replays the changes heard since that version, then reads the links.
     func takeLockSnapshot() {
-        let arguments = [Array("EVALSHA".utf8), scripts["lockSnapshot"] ?? [], Array("0".utf8), Array(prefix.utf8)]
-        commands.send(arguments) { [unowned self] reply in
-            guard let parts = reply.elements, let version = parts.first?.integer else {
-                return startOverLater("reading the lock table failed", reply.failure ?? "bad reply")
-            }
+        readSnapshot("lockSnapshot", of: "lock") { [unowned self] version, parts in
             var snapshot: [(owner: ConnectionID, records: [[UInt8]])] = []
-            var at = 1
-            while at + 1 < parts.count {
-                if let owner = parts[at].bytes.flatMap({ Int(String(decoding: $0, as: UTF8.self)) }) {
-                    snapshot.append((owner, (parts[at + 1].elements ?? []).compactMap(\.bytes)))
+            for entry in parts.chunks(of: 2) {
+                if let owner = entry[0].bytes.flatMap({ Int(String(decoding: $0, as: UTF8.self)) }) {
+                    snapshot.append((owner, (entry[1].elements ?? []).compactMap(\.bytes)))
                 }
-                at += 2
             }
             server.shared.withLock { broker in broker.replaceClusterLocks(with: snapshot, ownNode: nodeIndex) }
-            acknowledge(version)
             let heard = heldLockMessages
             heldLockMessages = []
-            for message in heard where message.version > version { apply(message) }
-            if let newest = heard.map(\.version).max() { acknowledge(newest) }
+            replay(heard.map { message in (message.version, { [unowned self] in apply(message) }) }, over: version)
             takeLinkSnapshot()
         }
+    }
+
+    /// Runs a snapshot script (`ClusterScripts.liveNodes` at its start) and hands `body` its
+    /// version and the entries after it; a failed read starts getting ready over.
+    func readSnapshot(_ script: String, of what: String, _ body: @escaping (Int, [RedisReply]) -> Void) {
+        let arguments = [Array("EVALSHA".utf8), scripts[script] ?? [], Array("0".utf8), Array(prefix.utf8)]
+        commands.send(arguments) { [unowned self] reply in
+            guard let parts = reply.elements, let version = parts.first?.integer else {
+                return startOverLater("reading the " + what + " table failed", reply.failure ?? "bad reply")
+            }
+            body(version, Array(parts.dropFirst()))
+        }
+    }
+
+    /// After a snapshot read at `version`: acknowledges it, applies the changes heard
+    /// meanwhile that are newer, in order, and acknowledges the newest heard.
+    func replay(_ heard: [(version: Int, apply: () -> Void)], over version: Int) {
+        acknowledge(version)
+        for change in heard where change.version > version { change.apply() }
+        if let newest = heard.map(\.version).max() { acknowledge(newest) }
     }
 
     /// After Redis came back: makes Redis's record of this node's locks exactly what this
