@@ -36,8 +36,7 @@ final class FailoverCounterWriter: @unchecked Sendable {
 
     /// What happened so far, read from any thread.
     let outcomes = LockedValue(Outcomes())
-    private let stopped = LockedValue(false)
-    private let done = DispatchSemaphore(value: 0)
+    private let thread = StoppableThread()
     private let port: Int
     private let answerTimeout: Double
 
@@ -45,26 +44,18 @@ final class FailoverCounterWriter: @unchecked Sendable {
     init(port: Int, answerTimeout: Double = 8) {
         self.port = port
         self.answerTimeout = answerTimeout
-        let thread = Thread { [self] in
-            run()
-            done.signal()
-        }
-        thread.start()
+        thread.start { [self] in run() }
     }
 
     /// Stops and waits for the thread to end (once; later calls return at once).
     func stop() {
-        let first = stopped.withLock { stopped in
-            defer { stopped = true }
-            return !stopped
-        }
-        if first { done.wait() }
+        thread.stop()
     }
 
     private func run() {
         var client: TestClient?
         var rid = 0
-        while !stopped.value {
+        while !thread.isStopped {
             do {
                 let connection = try client ?? TestClient(port: port)
                 if client == nil { _ = try connection.frame(timeout: answerTimeout) }

@@ -21,8 +21,7 @@ final class FailoverOpsProbe: @unchecked Sendable {
 
     /// What happened so far, read from any thread.
     let outcomes = LockedValue(Outcomes())
-    private let stopped = LockedValue(false)
-    private let done = DispatchSemaphore(value: 0)
+    private let thread = StoppableThread()
     private let port: Int
     private let name: String
     private let answerTimeout: Double
@@ -32,26 +31,18 @@ final class FailoverOpsProbe: @unchecked Sendable {
         self.port = port
         self.name = name
         self.answerTimeout = answerTimeout
-        let thread = Thread { [self] in
-            run()
-            done.signal()
-        }
-        thread.start()
+        thread.start { [self] in run() }
     }
 
     /// Stops and waits for the thread to end (once; later calls return at once).
     func stop() {
-        let first = stopped.withLock { stopped in
-            defer { stopped = true }
-            return !stopped
-        }
-        if first { done.wait() }
+        thread.stop()
     }
 
     private func run() {
         var client: TestClient?
         var round = 0
-        while !stopped.value {
+        while !thread.isStopped {
             do {
                 let connection = try client ?? TestClient(port: port)
                 if client == nil { _ = try connection.frame(timeout: answerTimeout) }
