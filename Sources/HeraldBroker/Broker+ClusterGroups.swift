@@ -15,6 +15,7 @@ extension Broker {
     /// seen it.
     func clusterSubscribed(_ subscription: Subscription) {
         guard let cluster else { return }
+        if subscription.isHandler { clusterHandlerAdded(subscription) }
         let pattern = subscription.pattern
         guard let group = subscription.group else {
             if index.plainCount(withPattern: pattern) == 1 { clusterInterestAdded(pattern, for: subscription.session) }
@@ -32,6 +33,7 @@ extension Broker {
     /// from the index, so telling twice is harmless).
     func clusterUnsubscribed(_ subscription: Subscription) {
         guard let cluster else { return }
+        if subscription.isHandler { clusterHandlerRemoved(subscription) }
         let pattern = subscription.pattern
         guard let group = subscription.group else {
             if index.plainCount(withPattern: pattern) == 0 { clusterInterestRemoved(pattern) }

@@ -136,6 +136,7 @@ extension Broker {
             case .signalOffer: expireSignalOffer(due.id, now: now)
             case .auth: expireAuthentication(of: due.id, now: now)
             case .deliveredRequest: expireDeliveredRequest(due.id)
+            case .remoteOffer: forgetRemoteOffer(due.id)
             }
         }
         flushSystemEvents()

@@ -22,8 +22,9 @@ extension Broker {
         try admitSignal(from: session)
         nextSignalID += 1
         session.signalsInFlight += 1
+        // Cluster mode: the node's index in the high bits, so ids never collide across nodes.
         let pending = PendingSignal(
-            id: nextSignalID, sender: session, origin: origin,
+            id: (cluster.map { $0.nodeIndex << 32 } ?? 0) | nextSignalID, sender: session, origin: origin,
             data: scanner.raw(.data).map { Array($0) }, tag: scanner.raw(.tag).map { Array($0) },
             rid: current.ridRaw.map { Array($0) }, timeoutMs: timeout, levels: route(from: origin))
         signals[pending.id] = pending
@@ -34,7 +35,9 @@ extension Broker {
 
     /// `handled {id, action}`: a handler's verdict on the offer it holds.
     func handled(from session: Session, now: Int) throws(HeraldError) {
-        let pending = try offeredSignal(to: session)
+        let number = try signalNumber()
+        let remote = remoteOffer(number, to: session)
+        let pending = remote == nil ? try offeredSignal(number, to: session) : nil
         guard let action = try scanner.string(.action) else {
             throw HeraldError(.missingField, "missing field 'action'")
         }
@@ -45,6 +48,7 @@ extension Broker {
         default: throw HeraldError(.badField, "field 'action' must be \"pass\" or \"stop\"")
         }
         if current.ridRaw != nil { answer(session, .handled) { _ in } }
+        if let remote { return answerRemoteOffer(remote, by: session, stop ? .stop : .pass) }
         guard let pending, pending.offeredTo == session.id else { return }  // late: ignored
         deadlines.cancel(kind: .signalOffer, id: pending.id)
         if stop {
@@ -56,7 +60,11 @@ extension Broker {
 
     /// `callback {id, data?}`: passes data back to the sender of a signal still under way.
     func callback(from session: Session) throws(HeraldError) {
-        guard let pending = try offeredSignal(to: session) else {
+        let number = try signalNumber()
+        if let remote = remoteOffer(number, to: session) {
+            return try relayCallback(remote, from: session)
+        }
+        guard let pending = try offeredSignal(number, to: session) else {
             throw HeraldError(.notFound, "no signal with that id is under way")
         }
         // A handler asked earlier whose user lost the origin since (SIGHUP) speaks no more.
@@ -81,35 +89,47 @@ extension Broker {
 
     /// The signal named by `id` if it was ever offered to `session`: nil when it already
     /// finished (then `handled` is ignored); `not_found` when it was never offered there.
-    private func offeredSignal(to session: Session) throws(HeraldError) -> PendingSignal? {
-        guard let text = try scanner.string(.id) else { throw HeraldError(.missingField, "missing field 'id'") }
-        let number = PendingSignal.number(from: text)
+    private func offeredSignal(_ number: Int?, to session: Session) throws(HeraldError) -> PendingSignal? {
         if let number, let pending = signals[number], pending.askedConnections.contains(session.id) {
             return pending
         }
-        if let number, number <= nextSignalID, finishedOffers[session.id]?.contains(number) == true {
+        if let number, finishedOffers[session.id]?.contains(number) == true {
             return nil
         }
         throw HeraldError(.notFound, "no signal with that id was offered to this connection")
+    }
+
+    /// The number in the request's `id` (nil when it is not a signal id: then `not_found`).
+    func signalNumber() throws(HeraldError) -> Int? {
+        guard let text = try scanner.string(.id) else { throw HeraldError(.missingField, "missing field 'id'") }
+        return PendingSignal.number(from: text)
     }
 
     /// A deadline passed: the handler asked counts as `pass`, listed in `timeouts`.
     func expireSignalOffer(_ id: Int, now: Int) {
         guard let pending = signals[id], let handler = pending.offeredID else { return }
         pending.timeouts.append(handler)
+        pending.offeredNode = nil
         advance(pending, now: now)
     }
 
     /// Offers the signal to the next handler, moving up levels as they run out.
-    private func advance(_ pending: PendingSignal, now: Int) {
+    func advance(_ pending: PendingSignal, now: Int) {
         pending.offeredID = nil
+        pending.offeredNode = nil
         setOfferHolder(pending, to: nil)
         while true {
             while pending.nextCandidate < pending.candidates.count {
-                let handler = pending.candidates[pending.nextCandidate]
+                let candidate = pending.candidates[pending.nextCandidate]
                 pending.nextCandidate += 1
-                guard let level = pending.level, mayOffer(pending, to: handler, level: level) else { continue }
-                offer(pending, to: handler, level: level, now: now)
+                guard let level = pending.level else { continue }
+                switch candidate {
+                case .local(let handler):
+                    guard mayOffer(pending, to: handler, level: level) else { continue }
+                    offer(pending, to: handler, level: level, now: now)
+                case .remote(let handler):
+                    offerRemotely(pending, to: handler, level: level, now: now)
+                }
                 return
             }
             pending.levelIndex += 1
@@ -117,7 +137,7 @@ extension Broker {
                 finish(pending, handledBy: nil, at: nil)
                 return
             }
-            pending.candidates = handlers(matching: level)
+            pending.candidates = cluster == nil ? handlers(matching: level).map { .local($0) } : clusterHandlers(matching: level)
             pending.nextCandidate = 0
         }
     }
@@ -129,7 +149,7 @@ extension Broker {
     /// handler's pattern (`app.*`) or a `link` can reach a level above a channel its user is
     /// denied (`app.secret.x`). Checked at every level, links included; a handler refused
     /// here is skipped, neither asked nor counted in `hops`.
-    private func mayOffer(_ pending: PendingSignal, to handler: Subscription, level: [UInt8]) -> Bool {
+    func mayOffer(_ pending: PendingSignal, to handler: Subscription, level: [UInt8]) -> Bool {
         handler.isActive && !handler.session.closeAfterFlush
             && (locks.count == 0 || !isLocked(handler, named: level))
             && maySubscribe(handler.session, to: pending.origin)
@@ -153,40 +173,48 @@ extension Broker {
         setOfferHolder(pending, to: session.id)
         pending.askedConnections.insert(session.id)
         pending.hops += 1
+        writeOffer(SignalOfferFrame(level: level, quotedID: pending.quotedID, origin: pending.origin,
+                                    quotedFrom: pending.sender.quotedClientID, tag: pending.tag, data: pending.data),
+                   to: handler)
+        deadlines.schedule(at: now + pending.timeoutMs, kind: .signalOffer, id: pending.id)
+    }
+
+    /// Writes an offer frame to a handler here, marking it `last` (and ending it) when it
+    /// was the last delivery its `max` allowed. Local and remote signals share it.
+    func writeOffer(_ frame: SignalOfferFrame, to handler: Subscription) {
         var isLast = false
         if let remaining = handler.remaining {
             handler.remaining = remaining - 1
             isLast = remaining == 1
         }
-        write(session) { out in
+        write(handler.session) { out in
             out.appendRaw(#"{"signal":"#)
-            out.appendJSONString(level)
+            out.appendJSONString(frame.level)
             out.appendRaw(#","id":"#)
-            out.append(contentsOf: pending.quotedID)
+            out.append(contentsOf: frame.quotedID)
             out.appendRaw(#","sub":"#)
             out.appendJSONString(handler.name)
             out.appendRaw(#","origin":"#)
-            out.appendJSONString(pending.origin)
+            out.appendJSONString(frame.origin)
             out.appendRaw(#","from":"#)
-            out.append(contentsOf: pending.sender.quotedClientID)
-            if let tag = pending.tag {
+            out.append(contentsOf: frame.quotedFrom)
+            if let tag = frame.tag {
                 out.appendRaw(#","tag":"#)
                 out.append(contentsOf: tag)
             }
             out.append(contentsOf: handler.argsFragment)
             if isLast { out.appendRaw(#","last":true"#) }
-            if let data = pending.data {
+            if let data = frame.data {
                 out.appendRaw(#","data":"#)
                 out.append(contentsOf: data)
             }
             out.appendRaw("}\n")
         }
         if isLast { end(handler) }
-        deadlines.schedule(at: now + pending.timeoutMs, kind: .signalOffer, id: pending.id)
     }
 
     /// Sends the sender its one `ok` and forgets the signal.
-    private func finish(_ pending: PendingSignal, handledBy: [UInt8]?, at level: [UInt8]?) {
+    func finish(_ pending: PendingSignal, handledBy: [UInt8]?, at level: [UInt8]?) {
         forget(pending)
         pending.sender.signalsInFlight -= 1
         deadlines.cancel(kind: .signalOffer, id: pending.id)
@@ -216,9 +244,14 @@ extension Broker {
     /// connection that has left (gone, or closing and no longer answered) is skipped: its
     /// entry was dropped when it left and nothing would drop it again.
     private func rememberFinished(_ pending: PendingSignal) {
-        for connection in pending.askedConnections where sessions[connection]?.hasLeft == false {
+        rememberFinished(pending.id, offeredTo: pending.askedConnections)
+    }
+
+    /// Remembers signal `id` as finished for each of `connections` still here.
+    func rememberFinished(_ id: Int, offeredTo connections: Set<ConnectionID>) {
+        for connection in connections where sessions[connection]?.hasLeft == false {
             var finished = finishedOffers[connection] ?? []
-            finished.append(pending.id)
+            finished.append(id)
             if finished.count > Broker.finishedOffersKept { finished.removeFirst(finished.count / 2) }
             finishedOffers[connection] = finished
         }
@@ -266,11 +299,13 @@ extension Broker {
             advance(pending, now: now)
         }
         offersHeld[session.id] = nil
+        passRemoteOffers(of: session)
     }
 
     /// Takes a signal out of the table and out of the per-connection indexes.
     private func forget(_ pending: PendingSignal) {
         signals[pending.id] = nil
+        withdrawRemoteOffers(of: pending)
         setOfferHolder(pending, to: nil)
         let sender = pending.sender.id
         signalsBySender[sender]?.remove(pending.id)
@@ -292,6 +327,7 @@ extension Broker {
     /// longer subscribe to counts as `pass` (listed in `timeouts`) and the signal moves on at
     /// once, as when the handler leaves. Offers it may still see are left alone.
     func revokeSignalOffers(now: Int) {
+        revokeRemoteOffers()
         guard !signals.isEmpty else { return }
         let revoked = signals.values.filter { pending in
             guard let holder = pending.offeredTo, let session = sessions[holder] else { return false }

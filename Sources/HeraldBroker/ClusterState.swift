@@ -29,6 +29,20 @@ public final class ClusterState {
         /// When set, not an event but a message for that node's channel (`data` holds it,
         /// `ClusterNodeMessage`): a reply on its way to the requester's node, or an answer.
         public var directNode: Int? = nil
+        /// With `directNode`: a signal message (`ClusterSignalMessage`, in `data`), published
+        /// as it is.
+        public var isSignalMessage = false
+        /// For a signal offer: its signal id and attempt, so the sender's node hears when no
+        /// node took the message (the handler's node is gone: it counts as `pass`).
+        public var offer: OfferRef? = nil
+    }
+
+    /// Names one offer of a signal (`ClusterSignalMessage.offer`).
+    public struct OfferRef: Sendable, Equatable {
+        /// The signal's global id.
+        public let id: Int
+        /// Which offer of that signal.
+        public let attempt: Int
     }
 
     /// A change of this node's interest.
@@ -50,6 +64,15 @@ public final class ClusterState {
         /// For a change of locks: the records (`ClusterLockRecord`) taken (`added`) or
         /// released; empty with `added` false: every lock of the owner goes (it left).
         public var lockRecords: [[UInt8]] = []
+        /// For a change of signal handlers (`pattern` then empty): the owner, a local
+        /// connection.
+        public var handlerOwner: ConnectionID? = nil
+        /// For a change of handlers: `A` added, `R` removed, `X` all of the owner's gone,
+        /// `S` the owner's set exactly (registering again).
+        public var handlerOp: UInt8 = 0
+        /// For `A` and `S`: `name`, `pattern`, `score` (0: Redis gives one) per handler; for
+        /// `R`: the names.
+        public var handlerRecords: [[UInt8]] = []
 
         /// A change of `pattern`.
         public init(pattern: [UInt8], added: Bool, ticket: Int) {
@@ -144,6 +167,14 @@ public final class ClusterState {
     public private(set) var calls: [ScriptCall] = []
     /// Parked requests by token.
     var waiting: [Int: Waiting] = [:]
+    /// Every signal handler of the cluster (`Broker+ClusterSignals`).
+    let handlers = ClusterHandlerTable()
+    /// Offers of other nodes' signals to this node's handlers, by signal id.
+    var remoteOffers: [Int: RemoteOffer] = [:]
+    /// The remote offers each local connection holds now.
+    var remoteOffersHeld: [ConnectionID: Set<Int>] = [:]
+    /// Per owner, the position in `interest` of its handler removal still taking names.
+    private var openHandlerRemovals: [ConnectionID: Int] = [:]
     private var nextToken = 0
     /// Requests from any node delivered here with auth on: who may reply (`DeliveredRequests`).
     var delivered = DeliveredRequests()
@@ -241,7 +272,10 @@ public final class ClusterState {
 
     /// Hands the queued interest changes to the engine, in order.
     public func takeInterest() -> [InterestChange] {
-        defer { interest.removeAll(keepingCapacity: true) }
+        defer {
+            interest.removeAll(keepingCapacity: true)
+            openHandlerRemovals.removeAll()
+        }
         return interest
     }
 
@@ -289,6 +323,40 @@ public final class ClusterState {
         change.lockRecords = records
         interest.append(change)
         return ticket
+    }
+
+    /// Records a change of a local connection's signal handlers (`op`: `A`, `R`, `X`, `S`).
+    /// With `held`, a barrier ticket is handed out for the `sub` answer to wait for. A
+    /// departing connection's removals share one change per pass, `undeclareBatch` names at
+    /// most. - Returns: the ticket, or 0.
+    func handlersChanged(owner: ConnectionID, op: UInt8, records: [[UInt8]], held: Bool) -> Int {
+        let removal = !held && op == UInt8(ascii: "R")
+        // Removals join the owner's open removal, even past other interest changes queued
+        // since (a departing connection's patterns interleave); any other change of the
+        // owner closes it, so a name removed and registered again keeps that order.
+        if removal, let open = openHandlerRemovals[owner], open < interest.count,
+           interest[open].handlerRecords.count < Self.undeclareBatch {
+            interest[open].handlerRecords += records
+            return 0
+        }
+        openHandlerRemovals[owner] = removal ? interest.count : nil
+        let ticket = held ? lastTicket + 1 : 0
+        if held { lastTicket = ticket }
+        var change = InterestChange(pattern: [], added: op != UInt8(ascii: "R") && op != UInt8(ascii: "X"), ticket: ticket)
+        change.handlerOwner = owner
+        change.handlerOp = op
+        change.handlerRecords = records
+        interest.append(change)
+        return ticket
+    }
+
+    /// Queues a signal message for another node's channel.
+    func sendSignalMessage(_ message: ClusterSignalMessage, to node: Int, offer: OfferRef? = nil) {
+        var event = Event(channel: [], from: 0, data: message.encoded, receipt: 0)
+        event.directNode = node
+        event.isSignalMessage = true
+        event.offer = offer
+        outbox.append(event)
     }
 
     func markDone(upTo ticket: Int) {

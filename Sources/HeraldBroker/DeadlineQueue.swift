@@ -9,6 +9,9 @@ enum DeadlineKind: UInt8, Hashable {
     /// Cluster mode: who may reply to a request delivered here is forgotten (`id` is the
     /// `DeliveredRequests` entry).
     case deliveredRequest
+    /// Cluster mode: another node's signal offered here is forgotten if that node never
+    /// said it ended (`id` is the signal's global id).
+    case remoteOffer
 }
 
 /// One scheduled deadline.

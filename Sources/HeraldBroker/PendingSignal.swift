@@ -22,12 +22,20 @@ final class PendingSignal {
     let levels: [[UInt8]]
     /// The level being offered.
     var levelIndex = -1
-    /// The handlers of that level, in subscription order, and the next one to ask.
-    var candidates: [Subscription] = []
+    /// The handlers of that level, in subscription order (cluster mode: in the cluster's
+    /// registration order, some on other nodes), and the next one to ask.
+    var candidates: [SignalCandidate] = []
     var nextCandidate = 0
-    /// The handler asked now: its global id and its connection.
+    /// The handler asked now: its global id and, when local, its connection; when on
+    /// another node, that node (`offeredNode`).
     var offeredID: [UInt8]?
     var offeredTo: ConnectionID?
+    var offeredNode: Int?
+    /// How many offers were made (cluster mode numbers each, so a late answer to an
+    /// earlier offer is told apart).
+    var attempt = 0
+    /// The other nodes it was offered on (told when it ends).
+    var askedNodes: Set<Int> = []
     /// Every connection it was offered to (a `handled` from anyone else is `not_found`).
     var askedConnections: Set<ConnectionID> = []
     /// How many handlers were asked.
@@ -38,10 +46,7 @@ final class PendingSignal {
     init(id: Int, sender: Session, origin: [UInt8], data: [UInt8]?, tag: [UInt8]?, rid: [UInt8]?,
          timeoutMs: Int, levels: [[UInt8]]) {
         self.id = id
-        var quoted: [UInt8] = [UInt8(ascii: "\""), UInt8(ascii: "g")]
-        quoted.appendInt(id)
-        quoted.append(UInt8(ascii: "\""))
-        self.quotedID = quoted
+        self.quotedID = Self.quoted(id)
         self.sender = sender
         self.origin = origin
         self.data = data
@@ -53,6 +58,14 @@ final class PendingSignal {
 
     /// The level being offered, when any.
     var level: [UInt8]? { levels.indices.contains(levelIndex) ? levels[levelIndex] : nil }
+
+    /// A signal's wire id as a JSON string (`"g12"`).
+    static func quoted(_ id: Int) -> [UInt8] {
+        var quoted: [UInt8] = [UInt8(ascii: "\""), UInt8(ascii: "g")]
+        quoted.appendInt(id)
+        quoted.append(UInt8(ascii: "\""))
+        return quoted
+    }
 
     /// Parses a wire id (`g12`) back to its number.
     static func number(from bytes: [UInt8]) -> Int? {
@@ -67,3 +80,10 @@ final class PendingSignal {
 }
 
 import HeraldWire
+
+/// A handler a signal may be offered to at one level: a subscription here, or one on
+/// another node (cluster mode).
+enum SignalCandidate {
+    case local(Subscription)
+    case remote(ClusterHandler)
+}

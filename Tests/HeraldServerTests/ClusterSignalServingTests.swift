@@ -84,6 +84,44 @@ struct ClusterSignalServingTests {
         }
     }
 
+    /// A Redis that comes back without its data lost the handler registry: each node sets
+    /// its handlers again with the scores they had, so the cluster's order is the same.
+    @Test func theHandlerOrderSurvivesARedisThatComesBackEmpty() throws {
+        let redis = try TestRedis()
+        let nodes = try cluster(redis)
+        let handlers = [try handler(nodes, 2, "r.x", sub: "first"), try handler(nodes, 0, "r.x", sub: "second"),
+                        try handler(nodes, 1, "r.x", sub: "third")]
+        redis.stop()
+        try FileManager.default.removeItem(at: redis.directory.appendingPathComponent("appendonlydir"))
+        try redis.restart()
+        let sender = try peer(nodes, 1)
+        // Probes until a signal reaches all three (every node registered its handlers again).
+        var reached = 0
+        for attempt in 0..<100 where reached < 3 {
+            let rid = "probe\(attempt)"
+            sender.send(signalLine("r.x", rid: rid, timeoutMs: 3000))
+            reached = 0
+            for handler in handlers {
+                guard let offer = handler.offer(within: 0.3), let id = offer["id"] as? String else { continue }
+                reached += 1
+                _ = handler.handled(id, "pass", rid: "h\(attempt)")
+            }
+            _ = sender.result(rid: rid)
+            if reached < 3 { usleep(200_000) }
+        }
+        #expect(reached == 3, "every node registered its handlers again")
+        sender.send(signalLine("r.x", rid: "order", timeoutMs: 3000))
+        for (position, handler) in handlers.enumerated() {
+            let offer = try #require(handler.offer(), "\(handler) (position \(position)) was not offered; it had \(handler.backlog)")
+            for later in handlers[(position + 1)...] {
+                #expect(later.arrivals(within: 0.2).isEmpty, "\(later) was offered before \(handler): the order changed")
+            }
+            _ = handler.handled(offer["id"] as? String ?? "", "pass", rid: "o\(position)")
+        }
+        let result = sender.result(rid: "order")
+        #expect(result?["hops"] as? Int == 3, "\(String(describing: result))")
+    }
+
     // MARK: 2. Levels
 
     @Test func aSignalBubblesLevelByLevelThroughHandlersOnOtherNodes() throws {

@@ -15,7 +15,8 @@ extension ClusterEngine {
         ("reapInstances", ClusterInstanceScripts.reapInstances),
         ("link", ClusterLinkScripts.link), ("unlink", ClusterLinkScripts.unlink),
         ("linkSnapshot", ClusterLinkScripts.snapshot), ("lockResync", ClusterLockScripts.resync),
-        ("linkResync", ClusterLinkScripts.resync),
+        ("linkResync", ClusterLinkScripts.resync), ("handlers", ClusterHandlerScripts.handlers),
+        ("handlerSnapshot", ClusterHandlerScripts.snapshot), ("handlerResync", ClusterHandlerScripts.resync),
     ]
 
     /// Sends one call, or keeps it until its interest ticket was released.

@@ -45,7 +45,7 @@ extension ClusterEngine {
     }
 
     /// Reads every live node's links at one version, makes the other nodes' links here
-    /// exactly those, replays the changes heard since that version, then becomes ready.
+    /// exactly those, replays the changes heard since that version, then reads the handlers.
     func takeLinkSnapshot() {
         readSnapshot("linkSnapshot", of: "link") { [unowned self] version, parts in
             var snapshot: [(owner: ConnectionID, channel: [UInt8], parent: [UInt8])] = []
@@ -59,7 +59,7 @@ extension ClusterEngine {
             let heard = heldLinkMessages
             heldLinkMessages = []
             replay(heard.map { message in (message.version, { [unowned self] in apply(message) }) }, over: version)
-            becomeReady()
+            takeHandlerSnapshot()
         }
     }
 

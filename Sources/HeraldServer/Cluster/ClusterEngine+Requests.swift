@@ -19,7 +19,7 @@ extension ClusterEngine {
         var last: (channel: [UInt8], nodes: [Int], groups: [[UInt8]])?
         for event in batch {
             if let node = event.directNode {
-                sendReply(event, to: node)
+                if event.isSignalMessage { sendSignalMessage(event, to: node) } else { sendReply(event, to: node) }
                 continue
             }
             if last?.channel != event.channel {
@@ -68,6 +68,10 @@ extension ClusterEngine {
     /// A message on this node's channel that is not events: a reply to one of this node's
     /// requests (answered, and its sender told whether it won), or such an answer.
     func nodeMessage(_ payload: [UInt8]) {
+        if ClusterSignalMessage.isSignalMessage(payload) {
+            let now = server.main.now
+            return server.shared.withLock { broker in broker.clusterSignalMessage(payload, now: now) }
+        }
         guard let message = ClusterNodeMessage.decode(payload) else {
             server.logger.warn("cluster: malformed node message dropped", ["bytes": payload.count])
             return

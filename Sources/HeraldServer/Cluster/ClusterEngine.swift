@@ -34,6 +34,9 @@ final class ClusterEngine {
     /// Link changes heard while not ready, replayed over the link snapshot
     /// (`ClusterEngine+Links`).
     var heldLinkMessages: [ClusterLinkMessage] = []
+    /// Handler changes heard while not ready, replayed over the handler snapshot
+    /// (`ClusterEngine+Handlers`).
+    var heldHandlerMessages: [ClusterHandlerMessage] = []
     /// `link`/`unlink` replies waiting for every live node to apply their version.
     var heldReplies: [(version: Int, since: UInt64, call: ClusterState.ScriptCall, reply: RedisReply)] = []
     /// Instance channel removals that could not reach Redis, sent again once it is back
@@ -52,7 +55,7 @@ final class ClusterEngine {
     /// The highest interest ticket whose held answers were released.
     var releasedTicket = 0
     /// Held `sub` answers: the broker's ticket, the interest version once Redis gave it, when.
-    private var barriers: [(ticket: Int, version: Int?, since: UInt64)] = []
+    var barriers: [(ticket: Int, version: Int?, since: UInt64)] = []
     /// The highest interest version each live node acknowledged.
     private var acknowledged: [Int: Int] = [:]
     /// The lowest version every live node (this one included) acknowledged.
@@ -245,8 +248,10 @@ final class ClusterEngine {
             : (reply.failure ?? "unexpected reply to publish")
         if let failure, failure.hasPrefix("NOSCRIPT") { loadScripts() }
         server.shared.withLock { broker in
-            for (position, event) in events.enumerated() where event.receipt != 0 || event.replyToken != nil {
-                if event.directNode != nil {
+            for (position, event) in events.enumerated() where event.receipt != 0 || event.replyToken != nil || event.offer != nil {
+                if let offer = event.offer {
+                    if failure != nil { broker.clusterOfferUnheard(id: offer.id, attempt: offer.attempt, now: server.main.now) }
+                } else if event.directNode != nil {
                     if let failure, event.receipt != 0 { broker.remoteReplyFailed(receipt: event.receipt, reason: failure) }
                 } else if let token = event.replyToken {
                     if let failure {
@@ -267,6 +272,7 @@ final class ClusterEngine {
 
     private func sendInterest(_ change: ClusterState.InterestChange, again: Bool = false) {
         if let owner = change.lockOwner { return sendLocks(change, owner: owner) }
+        if let owner = change.handlerOwner { return sendHandlers(change, owner: owner) }
         if change.added && change.ticket > 0 { barriers.append((change.ticket, nil, uv_hrtime())) }
         var arguments = [Array("EVALSHA".utf8), scripts["interest"] ?? [], Array("0".utf8), Array(prefix.utf8),
                          Array(String(nodeIndex).utf8), Array((change.added ? "+" : "-").utf8), change.pattern]
@@ -299,7 +305,7 @@ final class ClusterEngine {
 
     /// Redis gave a new interest its version (nil: it failed; the answer is released so the
     /// `sub` works here, and the interest is registered again on reconnect).
-    private func interestRegistered(ticket: Int, version: Int?) {
+    func interestRegistered(ticket: Int, version: Int?) {
         guard let at = barriers.firstIndex(where: { $0.ticket == ticket }) else { return }
         barriers[at].version = version ?? 0
         releaseBarriers(now: uv_hrtime())
@@ -344,6 +350,8 @@ final class ClusterEngine {
             deliver(payload)
         } else if payload.first == UInt8(ascii: "R") {
             removalMessage(payload)
+        } else if ClusterHandlerMessage.isHandlerMessage(payload) {
+            handlerMessage(payload)
         } else if let message = ClusterLinkMessage(payload) {
             linkMessage(message)
         } else if ClusterLockMessage.isLockMessage(payload) {
@@ -515,6 +523,7 @@ final class ClusterEngine {
         registerLocksAgain()
         claimInstancesAgain()
         registerLinksAgain()
+        registerHandlersAgain()
         server.logger.info("cluster: registered again after Redis came back", ["patterns": patterns.count])
     }
 
@@ -551,11 +560,14 @@ final class ClusterEngine {
     /// A node left or was declared down: its routing entries go, and held answers stop
     /// waiting for its acknowledgement.
     func nodeGone(_ node: Int) {
+        let now = server.main.now
         table.forget(node: node)
         server.shared.withLock { broker in
             broker.releaseClusterLocks(ofNode: node)
             broker.releaseClusterLinks(ofNode: node)
+            broker.releaseClusterHandlers(ofNode: node)
             broker.clusterNodeGone(node)
+            broker.clusterSignalNodeGone(node, now: now)
         }
         acknowledged[node] = nil
         releaseBarriers(now: uv_hrtime())

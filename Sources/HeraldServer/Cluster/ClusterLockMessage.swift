@@ -29,7 +29,7 @@ struct ClusterLockMessage {
             var digits = 0
             while at < payload.count, payload[at] != end {
                 let byte = payload[at]
-                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), digits < 19 else { return nil }
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), digits < 18 else { return nil }
                 value = value * 10 + Int(byte - UInt8(ascii: "0"))
                 digits += 1
                 at += 1

@@ -7,11 +7,13 @@ enum ClusterNodeScripts {
     /// entry leaves `{p}nodes` and joins `{p}dead` (so a node reaped during a partition
     /// learns it when it reconnects), its interest set and its queue-group member counts go
     /// (a group hash with only `rr` left goes too), its connections' locks go, its instance
-    /// channels are handed to `ClusterInstanceScripts.reapInstances`, its links go, and `dNODE V` is announced on the
+    /// channels are handed to `ClusterInstanceScripts.reapInstances`, its links and signal
+    /// handlers go, and `dNODE V` is announced on the
     /// interest channel at a new interest version. Returns `{index, name, reason, …}`,
     /// `reason` being `left` when the node left cleanly (`{p}left:INDEX`), else `timeout`.
     /// Its cost is the number of registered nodes plus the dead node's interest entries.
-    static let reap = "local p, me = ARGV[1], ARGV[2]\n" + ClusterInstanceScripts.reapNode + ClusterLinkScripts.reapNode + """
+    static let reap = "local p, me = ARGV[1], ARGV[2]\n" + ClusterInstanceScripts.reapNode + ClusterLinkScripts.reapNode
+        + ClusterHandlerScripts.reapNode + """
     local out = {}
     local nodes = redis.call('HGETALL', p .. 'nodes')
     for at = 1, #nodes, 2 do
@@ -31,6 +33,7 @@ enum ClusterNodeScripts {
         redis.call('DEL', p .. 'lo:' .. node)
         reapInstancesOf(node)
         reapLinksOf(node)
+        reapHandlersOf(node)
         local reason = 'timeout'
         if redis.call('DEL', p .. 'left:' .. node) == 1 then reason = 'left' end
         local v = redis.call('INCR', p .. 'iv')
