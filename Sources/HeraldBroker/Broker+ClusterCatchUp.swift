@@ -173,4 +173,14 @@ extension Broker {
         .array([.int(event.seq), .int(event.from), .bytes(event.channel), event.data.map { .bytes($0) } ?? .null,
                 event.middle.map { .bytes($0) } ?? .null, .bytes(event.tail)])
     }
+
+    /// The last `seq` delivered here on each channel (cluster mode), for `resume` after a
+    /// reconnect: Redis must never hand out one of them again. Costs the channel table.
+    public func deliveredSeqs() -> [(channel: [UInt8], seq: Int)] {
+        var found: [(channel: [UInt8], seq: Int)] = []
+        for (_, channel) in channels where channel.seq > 0 && !ChannelName.isReserved(channel.name) {
+            found.append((channel.name, channel.seq))
+        }
+        return found
+    }
 }

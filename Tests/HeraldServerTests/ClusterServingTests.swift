@@ -150,6 +150,40 @@ struct ClusterServingTests {
         }
     }
 
+    /// A Redis that comes back without its data (or a promoted replica that lacks the
+    /// newest events) must not hand out a `seq` already delivered: each node raises the
+    /// counters of its channels past what it delivered before publishing again, and a
+    /// `since` from before the lost events is `recovered:false`.
+    @Test func aRedisThatLostItsDataNeverHandsOutADeliveredSeqAgain() throws {
+        let redis = try TestRedis()
+        let nodes = try cluster(redis, nodes: 2)
+        let near = try nodes[0].client()
+        let far = try nodes[1].client()
+        try subscribe(near, #""ch":"r.lost""#)
+        try subscribe(far, #""ch":"r.lost""#)
+        let publisher = try nodes[0].client()
+        for n in 1...5 { #expect(try publisher.request(#"{"op":"pub","ch":"r.lost","data":\#(n),"rid":\#(n)}"#)["seq"] as? Int == n) }
+        #expect(try events(near, 5).compactMap { $0["seq"] as? Int } == [1, 2, 3, 4, 5])
+        #expect(try events(far, 5).compactMap { $0["seq"] as? Int } == [1, 2, 3, 4, 5])
+        redis.stop()
+        try FileManager.default.removeItem(at: redis.directory.appendingPathComponent("appendonlydir"))
+        try redis.restart()
+        var resumed: [String: Any] = [:]
+        for attempt in 0..<100 {
+            resumed = try publisher.request(#"{"op":"pub","ch":"r.lost","data":6,"rid":"u\#(attempt)"}"#)
+            if resumed["ok"] != nil { break }
+            usleep(50_000)
+        }
+        #expect(resumed["seq"] as? Int == 6, "the counter continues past what was delivered: \(resumed)")
+        #expect(try near.frame()["seq"] as? Int == 6)
+        #expect(try far.frame()["seq"] as? Int == 6)
+        let late = try nodes[1].client()
+        let before = try late.request(#"{"op":"sub","ch":"r.lost","since":2}"#)
+        #expect(before["recovered"] as? Bool == false, "events 3…5 are gone: \(before)")
+        let after = try nodes[1].client().request(#"{"op":"sub","ch":"r.lost","since":5}"#)
+        #expect(after["recovered"] as? Bool == true, "nothing after 5 was lost: \(after)")
+    }
+
     @Test func infoAndStatsNameTheNode() throws {
         let redis = try TestRedis()
         let nodes = try cluster(redis, nodes: 2)

@@ -52,3 +52,20 @@ extension ClusterEngine {
         server.shared.withLock { broker in broker.publishClusterNodeEvent(up: true, index: nodeIndex, name: settings.node) }
     }
 }
+
+extension ClusterEngine {
+    /// After Redis came back (a failover, a restart): raises every channel's counter to
+    /// the last `seq` this node delivered on it (`ClusterStateScripts.resume`), before this
+    /// node publishes anything, in calls of 1,000 channels.
+    func resumeSeqs() {
+        let delivered = server.shared.withLock { broker in broker.deliveredSeqs() }
+        var start = 0
+        while start < delivered.count {
+            let end = min(start + ClusterState.undeclareBatch, delivered.count)
+            var arguments = [Array("EVALSHA".utf8), scripts["resume"] ?? [], Array("0".utf8), Array(prefix.utf8)]
+            for (channel, seq) in delivered[start..<end] { arguments += [channel, Array(String(seq).utf8)] }
+            commands.send(arguments) { _ in }
+            start = end
+        }
+    }
+}

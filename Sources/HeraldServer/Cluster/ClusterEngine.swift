@@ -512,6 +512,7 @@ final class ClusterEngine {
     /// Redis restarted without its data lost them (re-adding what is still there is harmless:
     /// the sets are sets and each change carries a new version).
     func registerAgain() {
+        resumeSeqs()
         rejoin()
         let patterns = server.shared.withLock { broker in broker.localInterestPatterns() }
         for pattern in patterns { sendInterest(ClusterState.InterestChange(pattern: pattern, added: true, ticket: 0)) }

@@ -278,6 +278,26 @@ enum ClusterStateScripts {
     /// bounds as `LAST COUNT\nRECORDS` strings, oldest first (the first may also hold events
     /// at or below `since`: the node skips them); for `current`, `{name, rev, value, seq}` of every matching
     /// channel holding content, by name (a pattern reads the names under its literal prefix).
+    /// After a reconnect: ARGV = prefix, then `channel seq` pairs, the last `seq` this node
+    /// delivered on each channel. A channel whose counter is below it (the primary that
+    /// died had not replicated the newest events, or Redis lost its data) is set to it, so
+    /// no `seq` is handed out twice, and remembers it as `lost` (a `since` from before it is
+    /// `recovered:false`: the events between are gone). Returns how many were raised.
+    static let resume = """
+    local p = ARGV[1]
+    local raised = 0
+    for at = 2, #ARGV - 1, 2 do
+      local meta, seq = p .. 'm:' .. ARGV[at], tonumber(ARGV[at + 1])
+      if tonumber(redis.call('HGET', meta, 'seq') or '0') < seq then
+        redis.call('HSET', meta, 'seq', seq)
+        if tonumber(redis.call('HGET', meta, 'lost') or '0') < seq then redis.call('HSET', meta, 'lost', seq) end
+        redis.call('HSETNX', meta, 'epoch', redis.call('GET', p .. 'epoch') or '')
+        raised = raised + 1
+      end
+    end
+    return raised
+    """
+
     static let catchUp = """
     local p, pattern = ARGV[1], ARGV[3]
     local wild, cur, since, maxcount = ARGV[4] == '1', ARGV[5] == '1', ARGV[6], tonumber(ARGV[7])
@@ -332,6 +352,9 @@ enum ClusterStateScripts {
         first = tonumber(id) - tonumber(count) + 1
       end
       local s = tonumber(since)
+      -- Events lost with a Redis that failed over or lost its data (`resume`): a replay
+      -- from before them is not complete, whatever history holds.
+      if s < tonumber(redis.call('HGET', p .. 'm:' .. pattern, 'lost') or '0') then first = 0 end
       if s < seq then
         -- Newest run first, so a replay that does not fit keeps the latest events.
         local bytes, events, newest = 0, 0, {}
