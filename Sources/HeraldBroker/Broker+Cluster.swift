@@ -75,7 +75,7 @@ extension Broker {
     @discardableResult
     public func deliverRemote(channelBytes name: UnsafeRawBufferPointer, seq: Int, from publisher: ConnectionID,
                               data: UnsafeRawBufferPointer?) -> Int {
-        if let cluster, !cluster.catchingUp.isEmpty || !cluster.floors.isEmpty {
+        if let cluster, !cluster.catchingUp.isEmpty || !cluster.floors.isEmpty || cluster.isResuming {
             return deliverRemote(RemoteEvent(seq: seq, from: publisher, channel: Array(name), data: data.map { Array($0) }))
         }
         let channel: Channel
@@ -92,6 +92,7 @@ extension Broker {
             remoteChannel = channel
         }
         channel.seq = max(channel.seq, seq)
+        channel.clusterSerial = nextSerial
         buildSharedParts(seq: seq, quotedFrom: quotedRemote(publisher), data: data)
         stats.msgsIn += 1
         // Plain: this node's queue groups get an event only when the script picked them.

@@ -18,6 +18,7 @@ extension Broker {
     @discardableResult
     public func deliverRemote(_ event: RemoteEvent, routing: ClusterRouting, now: Int) -> Int {
         defer { flushSystemEvents() }
+        if let cluster, cluster.isResuming, holdForResume(event, routing: routing, cluster) { return 0 }
         if let cluster, !cluster.catchingUp.isEmpty, routing.plain, routing.replyToken == nil {
             bufferForCatchUps(event, cluster)
         }
@@ -35,6 +36,7 @@ extension Broker {
         }
         let channel = channel(named: event.channel)
         channel.seq = max(channel.seq, event.seq)
+        channel.clusterSerial = nextSerial
         var quoted: [UInt8] = []
         var client: [UInt8] = [UInt8(ascii: "c")]
         client.appendInt(event.from)

@@ -26,6 +26,10 @@ final class Channel {
     let name: [UInt8]
     /// The last `seq` given to an event on it.
     var seq = 0
+    /// Cluster mode: the broker's subscription serial when an event from Redis last reached
+    /// the channel here. A subscription with a higher serial was made after it, so events
+    /// missed during a Redis outage are not known to be its (`Broker+ClusterResume`).
+    var clusterSerial = 0
     /// `{"event":"NAME","sub":` precomputed for event frames.
     let eventHead: [UInt8]
     /// Cached delivery targets, in subscription order (they keep the objects alive).

@@ -173,6 +173,15 @@ public final class ClusterState {
     var remoteOffers: [Int: RemoteOffer] = [:]
     /// The remote offers each local connection holds now.
     var remoteOffersHeld: [ConnectionID: Set<Int>] = [:]
+    /// Channels being resumed after a Redis outage (`Broker+ClusterResume`): where this node
+    /// was (the last `seq` delivered, the subscription serial then) and the live events held
+    /// until the missed ones are read.
+    var resuming: [[UInt8]: (seq: Int, serial: Int, held: [(RemoteEvent, ClusterRouting)])] = [:]
+    /// After a resume, per channel, the highest `seq` it delivered from history: a live event
+    /// at or below it already went out (until the first above it, or `floorsExpireAt`).
+    var resumeFloors: [[UInt8]: Int] = [:]
+    /// Whether either is in use (the delivery fast path checks this one flag).
+    var isResuming: Bool { !resuming.isEmpty || !resumeFloors.isEmpty }
     /// Per owner, the position in `interest` of its handler removal still taking names.
     private var openHandlerRemovals: [ConnectionID: Int] = [:]
     private var nextToken = 0

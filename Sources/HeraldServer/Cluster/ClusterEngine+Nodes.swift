@@ -54,18 +54,41 @@ extension ClusterEngine {
 }
 
 extension ClusterEngine {
-    /// After Redis came back (a failover, a restart): raises every channel's counter to
-    /// the last `seq` this node delivered on it (`ClusterStateScripts.resume`), before this
-    /// node publishes anything, in calls of 1,000 channels.
+    /// After Redis came back (a failover, a restart, a partition healed), before this node
+    /// publishes anything: raises every channel's counter to the last `seq` this node
+    /// delivered on it (`ClusterStateScripts.resume`, in calls of 1,000 channels), and reads
+    /// back from history the events of the channels whose counter had gone past it
+    /// (`Broker+ClusterResume`); their live events are held until then.
     func resumeSeqs() {
-        let delivered = server.shared.withLock { broker in broker.deliveredSeqs() }
+        let delivered = server.shared.withLock { broker in broker.beginResume() }
         var start = 0
         while start < delivered.count {
-            let end = min(start + ClusterState.undeclareBatch, delivered.count)
+            let batch = Array(delivered[start..<min(start + ClusterState.undeclareBatch, delivered.count)])
             var arguments = [Array("EVALSHA".utf8), scripts["resume"] ?? [], Array("0".utf8), Array(prefix.utf8)]
-            for (channel, seq) in delivered[start..<end] { arguments += [channel, Array(String(seq).utf8)] }
-            commands.send(arguments) { _ in }
-            start = end
+            for (channel, seq, _) in batch { arguments += [channel, Array(String(seq).utf8)] }
+            let sent = commands.send(arguments) { [unowned self] reply in resumed(batch, missed: reply) }
+            if !sent { resumed(batch, missed: .disconnected) }
+            start += batch.count
+        }
+    }
+
+    /// The `resume` script answered: channels with nothing missed end their resume at once;
+    /// the others read their history after the `seq` this node delivered.
+    private func resumed(_ batch: [(channel: [UInt8], seq: Int, wanted: Bool)], missed reply: RedisReply) {
+        let missed = Set((reply.elements ?? []).compactMap(\.bytes))
+        server.shared.withLock { broker in
+            for (channel, _, wanted) in batch where wanted && !missed.contains(channel) { broker.endResume(channel, history: nil) }
+        }
+        let limit = Array(String(min(max(server.config.history, 1), 10_000)).utf8)
+        let bytes = Array(String(server.config.maxPending / 2).utf8)
+        for (channel, seq, wanted) in batch where wanted && missed.contains(channel) {
+            let arguments = [Array("EVALSHA".utf8), scripts["catchUp"] ?? [], Array("0".utf8), Array(prefix.utf8),
+                             [], channel, Array("0".utf8), Array("0".utf8), Array(String(seq).utf8), limit, bytes]
+            let sent = commands.send(arguments) { [unowned self] reply in
+                let history = Self.catchUpValue(reply)
+                server.shared.withLock { broker in broker.endResume(channel, history: history) }
+            }
+            if !sent { server.shared.withLock { broker in broker.endResume(channel, history: nil) } }
         }
     }
 }

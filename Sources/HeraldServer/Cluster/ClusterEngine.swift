@@ -529,6 +529,7 @@ final class ClusterEngine {
     }
 
     private func lost(_ reason: String) {
+        server.shared.withLock { broker in broker.abandonResume() }
         if isReady {
             server.logger.warn("cluster: Redis connection lost", ["error": reason, "redis": "\(commands.host):\(commands.port)"])
         }

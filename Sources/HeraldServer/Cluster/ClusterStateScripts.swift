@@ -282,20 +282,24 @@ enum ClusterStateScripts {
     /// delivered on each channel. A channel whose counter is below it (the primary that
     /// died had not replicated the newest events, or Redis lost its data) is set to it, so
     /// no `seq` is handed out twice, and remembers it as `lost` (a `since` from before it is
-    /// `recovered:false`: the events between are gone). Returns how many were raised.
+    /// `recovered:false`: the events between are gone). Returns the channels whose counter
+    /// is above it: events published there while this node could not hear (their history
+    /// is read next, `Broker+ClusterResume`).
     static let resume = """
     local p = ARGV[1]
-    local raised = 0
+    local missed = {}
     for at = 2, #ARGV - 1, 2 do
       local meta, seq = p .. 'm:' .. ARGV[at], tonumber(ARGV[at + 1])
-      if tonumber(redis.call('HGET', meta, 'seq') or '0') < seq then
+      local now = tonumber(redis.call('HGET', meta, 'seq') or '0')
+      if now < seq then
         redis.call('HSET', meta, 'seq', seq)
         if tonumber(redis.call('HGET', meta, 'lost') or '0') < seq then redis.call('HSET', meta, 'lost', seq) end
         redis.call('HSETNX', meta, 'epoch', redis.call('GET', p .. 'epoch') or '')
-        raised = raised + 1
+      elseif now > seq then
+        missed[#missed + 1] = ARGV[at]
       end
     end
-    return raised
+    return missed
     """
 
     static let catchUp = """
