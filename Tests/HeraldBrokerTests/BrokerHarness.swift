@@ -68,3 +68,13 @@ final class BrokerHarness {
         request(session, #"{"op":"sub",\#(fields)}"#)
     }
 }
+
+extension BrokerHarness {
+    /// A harness whose broker runs in cluster mode as node `node` (the test plays the engine).
+    static func clustered(node: Int, _ config: BrokerConfig = BrokerConfig(epoch: "e1")) -> (BrokerHarness, ClusterState) {
+        let harness = BrokerHarness(config)
+        let cluster = ClusterState(nodeIndex: node)
+        harness.broker.cluster = cluster
+        return (harness, cluster)
+    }
+}

@@ -6,12 +6,7 @@ import Testing
 /// test playing the engine: what a node tells about its groups, and how it delivers an
 /// event the publish script routed to it.
 @Suite struct ClusterGroupModeTests {
-    private func clustered() -> (BrokerHarness, ClusterState) {
-        let harness = BrokerHarness()
-        let cluster = ClusterState(nodeIndex: 2)
-        harness.broker.cluster = cluster
-        return (harness, cluster)
-    }
+    private func clustered() -> (BrokerHarness, ClusterState) { BrokerHarness.clustered(node: 2) }
 
     private func seeAll(_ harness: BrokerHarness, _ cluster: ClusterState) -> [ClusterState.InterestChange] {
         let changes = cluster.takeInterest()

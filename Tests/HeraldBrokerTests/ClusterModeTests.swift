@@ -6,12 +6,7 @@ import Testing
 /// taking the outbox, answering receipts, delivering events "from Redis", acknowledging
 /// interest.
 @Suite struct ClusterModeTests {
-    private func clustered() -> (BrokerHarness, ClusterState) {
-        let harness = BrokerHarness()
-        let cluster = ClusterState(nodeIndex: 3)
-        harness.broker.cluster = cluster
-        return (harness, cluster)
-    }
+    private func clustered() -> (BrokerHarness, ClusterState) { BrokerHarness.clustered(node: 3) }
 
     @Test func aPubIsQueuedForRedisAndNotDeliveredLocallyUntilRedisSendsItBack() {
         let (harness, cluster) = clustered()

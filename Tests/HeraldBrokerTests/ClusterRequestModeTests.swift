@@ -6,10 +6,7 @@ import Testing
 /// replies"), the test playing the engine and the other nodes.
 @Suite struct ClusterRequestModeTests {
     private func clustered(_ config: BrokerConfig = BrokerConfig(epoch: "e1")) -> (BrokerHarness, ClusterState) {
-        let harness = BrokerHarness(config)
-        let cluster = ClusterState(nodeIndex: 5)
-        harness.broker.cluster = cluster
-        return (harness, cluster)
+        BrokerHarness.clustered(node: 5, config)
     }
 
     private func requests(_ cluster: ClusterState) -> [ClusterState.Event] {

@@ -7,12 +7,7 @@ import Testing
 /// in `seq` order before the live events held meanwhile, each once, and only to the
 /// subscriptions that were listening before the outage.
 @Suite struct ClusterResumeModeTests {
-    private func clustered() -> (BrokerHarness, ClusterState) {
-        let harness = BrokerHarness()
-        let cluster = ClusterState(nodeIndex: 3)
-        harness.broker.cluster = cluster
-        return (harness, cluster)
-    }
+    private func clustered() -> (BrokerHarness, ClusterState) { BrokerHarness.clustered(node: 3) }
 
     private func event(_ seq: Int) -> RemoteEvent {
         RemoteEvent(seq: seq, from: 9, channel: Array("r.1".utf8), data: Array(String(seq).utf8))

@@ -10,12 +10,7 @@ import Testing
     private static let node = 3
     private static let otherNode = 5
 
-    private func clustered() -> (BrokerHarness, ClusterState) {
-        let harness = BrokerHarness()
-        let cluster = ClusterState(nodeIndex: Self.node)
-        harness.broker.cluster = cluster
-        return (harness, cluster)
-    }
+    private func clustered() -> (BrokerHarness, ClusterState) { BrokerHarness.clustered(node: Self.node) }
 
     /// A connection of this node (global id: the node's index in the high bits).
     private func connect(_ harness: BrokerHarness, _ local: Int) -> Session {

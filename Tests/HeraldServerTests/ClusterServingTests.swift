@@ -138,12 +138,7 @@ struct ClusterServingTests {
             }
             #expect(refused, "a pub while Redis is down is unavailable, not queued or lost")
             try redis.restart()
-            var resumed: [String: Any] = [:]
-            for attempt in 0..<100 {
-                resumed = try publisher.request(#"{"op":"pub","ch":"r.x","data":3,"rid":"u\#(attempt)"}"#)
-                if resumed["ok"] != nil { break }
-                usleep(50_000)
-            }
+            let resumed = try publishOnceServed(publisher, #""ch":"r.x","data":3"#)
             #expect(resumed["ok"] as? String == "pub", "service resumes after Redis is back: \(resumed)")
             #expect(resumed["seq"] as? Int == 2, "the seq survived (appendfsync always): \(resumed)")
             #expect(try subscriber.frame()["data"] as? Int == 3, "the other node's subscription still gets events")
@@ -168,12 +163,7 @@ struct ClusterServingTests {
         redis.stop()
         try FileManager.default.removeItem(at: redis.directory.appendingPathComponent("appendonlydir"))
         try redis.restart()
-        var resumed: [String: Any] = [:]
-        for attempt in 0..<100 {
-            resumed = try publisher.request(#"{"op":"pub","ch":"r.lost","data":6,"rid":"u\#(attempt)"}"#)
-            if resumed["ok"] != nil { break }
-            usleep(50_000)
-        }
+        let resumed = try publishOnceServed(publisher, #""ch":"r.lost","data":6"#)
         #expect(resumed["seq"] as? Int == 6, "the counter continues past what was delivered: \(resumed)")
         #expect(try near.frame()["seq"] as? Int == 6)
         #expect(try far.frame()["seq"] as? Int == 6)
@@ -182,6 +172,18 @@ struct ClusterServingTests {
         #expect(before["recovered"] as? Bool == false, "events 3…5 are gone: \(before)")
         let after = try nodes[1].client().request(#"{"op":"sub","ch":"r.lost","since":5}"#)
         #expect(after["recovered"] as? Bool == true, "nothing after 5 was lost: \(after)")
+    }
+
+    /// Publishes (`fields` plus a `rid`) every 50 ms until the node serves it again (5 s at
+    /// most). - Returns: the last answer.
+    private func publishOnceServed(_ publisher: TestClient, _ fields: String) throws -> [String: Any] {
+        var answer: [String: Any] = [:]
+        for attempt in 0..<100 {
+            answer = try publisher.request(#"{"op":"pub",\#(fields),"rid":"u\#(attempt)"}"#)
+            if answer["ok"] != nil { break }
+            usleep(50_000)
+        }
+        return answer
     }
 
     @Test func infoAndStatsNameTheNode() throws {

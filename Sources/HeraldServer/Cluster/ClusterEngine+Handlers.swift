@@ -24,14 +24,8 @@ extension ClusterEngine {
     /// table holds every handler with its score). Before the snapshot, changes wait to be
     /// replayed over it.
     func handlerMessage(_ payload: [UInt8]) {
-        guard let message = ClusterHandlerMessage(payload) else {
-            server.logger.warn("cluster: malformed handler message dropped", ["bytes": payload.count])
-            return
-        }
-        guard isReady else {
-            heldHandlerMessages.append(message)
-            return
-        }
+        let parsed = ClusterHandlerMessage(payload)
+        guard let message = admit(parsed, "handler", bytes: payload.count, hold: { heldHandlerMessages.append($0) }) else { return }
         apply(message)
         acknowledge(message.version)
     }

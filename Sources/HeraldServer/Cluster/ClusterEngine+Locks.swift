@@ -9,16 +9,25 @@ extension ClusterEngine {
     /// A lock change heard on the interest channel. This node's own are applied already;
     /// before the snapshot, changes wait to be replayed over it.
     func lockMessage(_ payload: [UInt8]) {
-        guard let message = ClusterLockMessage(payload) else {
-            server.logger.warn("cluster: malformed lock message dropped", ["bytes": payload.count])
-            return
-        }
-        guard isReady else {
-            heldLockMessages.append(message)
-            return
-        }
+        let parsed = ClusterLockMessage(payload)
+        guard let message = admit(parsed, "lock", bytes: payload.count, hold: { heldLockMessages.append($0) }) else { return }
         apply(message)
         acknowledge(message.version)
+    }
+
+    /// A change heard on the interest channel, to apply now: nil when it is malformed
+    /// (logged and dropped) or when the node is not ready yet (`hold` keeps it, to be
+    /// replayed over the snapshot).
+    func admit<Message>(_ message: Message?, _ what: String, bytes: Int, hold: (Message) -> Void) -> Message? {
+        guard let message else {
+            server.logger.warn("cluster: malformed " + what + " message dropped", ["bytes": bytes])
+            return nil
+        }
+        guard isReady else {
+            hold(message)
+            return nil
+        }
+        return message
     }
 
     private func apply(_ message: ClusterLockMessage) {

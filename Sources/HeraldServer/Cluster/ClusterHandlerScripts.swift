@@ -64,15 +64,7 @@ enum ClusterHandlerScripts {
 
     /// Every live node's handlers at one version: ARGV = prefix. Returns `{version, owner,
     /// {name, SCORE PATTERN, …}, …}`.
-    static let snapshot = ClusterScripts.liveNodes + """
-    for _, node in ipairs(live) do
-      for _, owner in ipairs(redis.call('SMEMBERS', p .. 'ho:' .. node)) do
-        out[#out + 1] = owner
-        out[#out + 1] = redis.call('HGETALL', p .. 'hk:' .. owner)
-      end
-    end
-    return out
-    """
+    static let snapshot = ClusterScripts.ownerSnapshot(owners: "ho:", records: "hk:", read: "HGETALL")
 
     /// The part of the reaper for one dead node (inside `ClusterNodeScripts.reap`): its
     /// connections' handlers go. Costs that node's owners.

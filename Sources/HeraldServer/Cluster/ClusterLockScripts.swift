@@ -78,13 +78,5 @@ enum ClusterLockScripts {
 
     /// Every live node's locks at one version: ARGV = prefix. Returns {version, owner,
     /// records, owner, records, …}.
-    static let snapshot = ClusterScripts.liveNodes + """
-    for _, node in ipairs(live) do
-      for _, owner in ipairs(redis.call('SMEMBERS', p .. 'lo:' .. node)) do
-        out[#out + 1] = owner
-        out[#out + 1] = redis.call('SMEMBERS', p .. 'lk:' .. owner)
-      end
-    end
-    return out
-    """
+    static let snapshot = ClusterScripts.ownerSnapshot(owners: "lo:", records: "lk:", read: "SMEMBERS")
 }

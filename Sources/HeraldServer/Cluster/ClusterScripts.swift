@@ -160,6 +160,21 @@ enum ClusterScripts {
     return out
     """
 
+    /// A snapshot of per-owner records (locks, handlers): every live node's owners, listed
+    /// in the set `{p}OWNERS NODE`, each with what `read` returns of `{p}RECORDS OWNER`.
+    /// Returns `{version, owner, records, owner, records, …}`.
+    static func ownerSnapshot(owners: String, records: String, read: String) -> String {
+        liveNodes + """
+        for _, node in ipairs(live) do
+          for _, owner in ipairs(redis.call('SMEMBERS', p .. '\(owners)' .. node)) do
+            out[#out + 1] = owner
+            out[#out + 1] = redis.call('\(read)', p .. '\(records)' .. owner)
+          end
+        end
+        return out
+        """
+    }
+
     /// The start every snapshot script shares (interest, locks, links): ARGV[1] is the
     /// prefix; `out` starts with the interest version, `live` lists the registered nodes
     /// whose liveness key is set.
