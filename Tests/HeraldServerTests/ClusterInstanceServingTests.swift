@@ -85,6 +85,32 @@ struct ClusterInstanceServingTests {
         try ok(rival, #"{"op":"declare","ch":"room.d"}"#, "declare")
     }
 
+    /// A `remove` acknowledged by a primary that died before its replica had it leaves
+    /// Redis naming the old owner. After the node reconnects it makes Redis's record of its
+    /// channels exactly what it holds, so the channel can be declared again.
+    @Test func aRemovalLostWithRedisIsClearedWhenTheNodeReconnects() throws {
+        let redis = try TestRedis()
+        let nodes = try cluster(redis)
+        let (owner, ownerID) = try client(nodes[0])
+        try ok(owner, #"{"op":"declare","ch":"inst.lost"}"#, "declare")
+        try ok(owner, #"{"op":"remove","ch":"inst.lost"}"#, "remove")
+        let id = Int(ownerID.dropFirst()) ?? 0
+        try redis.command("SET", "herald:own:inst.lost", String(id))
+        try redis.command("SADD", "herald:no:\(id >> 32)", "inst.lost")
+        let (other, _) = try client(nodes[1])
+        #expect(try other.request(#"{"op":"declare","ch":"inst.lost"}"#)["error"] as? String == "conflict",
+                "the lost removal: Redis still names the old owner")
+        try redis.command("CLIENT", "KILL", "TYPE", "normal")
+        try redis.command("CLIENT", "KILL", "TYPE", "pubsub")
+        var answer: [String: Any] = [:]
+        for attempt in 0..<50 {
+            answer = try other.request(#"{"op":"declare","ch":"inst.lost","rid":\#(attempt)}"#)
+            if answer["ok"] != nil { break }
+            usleep(100_000)
+        }
+        #expect(answer["ok"] as? String == "declare", "cleared once the owner's node reconnected: \(answer)")
+    }
+
     @Test func aTeardownOfThousandsOfChannelsIsCompleteOnEveryNode() throws {
         let redis = try TestRedis()
         let nodes = try cluster(redis)

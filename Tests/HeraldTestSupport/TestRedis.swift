@@ -36,6 +36,21 @@ public final class TestRedis: @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
+    /// Runs one command with `redis-cli` (Debian's redis-tools, installed with the server)
+    /// and returns what it printed, trimmed: for a test that plays a lost write.
+    @discardableResult
+    public func command(_ arguments: String...) throws -> String {
+        let cli = Process()
+        cli.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
+        cli.arguments = ["-p", String(port)] + arguments
+        let output = Pipe()
+        cli.standardOutput = output
+        try cli.run()
+        let bytes = output.fileHandleForReading.readDataToEndOfFile()
+        cli.waitUntilExit()
+        return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     /// Kills Redis (SIGKILL, like a crash).
     public func stop() {
         killAndReap(process)

@@ -17,7 +17,7 @@ extension ClusterEngine {
         ("linkSnapshot", ClusterLinkScripts.snapshot), ("lockResync", ClusterLockScripts.resync),
         ("linkResync", ClusterLinkScripts.resync), ("handlers", ClusterHandlerScripts.handlers),
         ("handlerSnapshot", ClusterHandlerScripts.snapshot), ("handlerResync", ClusterHandlerScripts.resync),
-        ("resume", ClusterStateScripts.resume),
+        ("resume", ClusterStateScripts.resume), ("instanceResync", ClusterInstanceScripts.resync),
     ]
 
     /// Sends one call, or keeps it until its interest ticket was released.

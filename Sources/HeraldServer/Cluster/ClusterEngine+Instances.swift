@@ -44,11 +44,19 @@ extension ClusterEngine {
         }
     }
 
-    /// Claims every instance channel owned here again (Redis restarted without its data,
-    /// or this node was declared down while it ran): one `declare` call per owner, at most
+    /// Makes Redis's record of this node's instance channels exactly what it holds (a
+    /// removal lost with a primary that died is cleared, `ClusterInstanceScripts.resync`),
+    /// then claims every one again (Redis restarted without its data, or this node was
+    /// declared down while it ran): one `declare` call per owner, at most
     /// `ClusterState.undeclareBatch` channels each.
     func claimInstancesAgain() {
         let claims = server.shared.withLock { broker in broker.localInstanceClaims() }
+        var resync = [Array("EVALSHA".utf8), scripts["instanceResync"] ?? [], Array("0".utf8), Array(prefix.utf8),
+                      Array(String(nodeIndex).utf8)]
+        for (owner, names) in claims {
+            for name in names { resync += [name, Array(String(owner).utf8)] }
+        }
+        commands.send(resync) { _ in }
         for (owner, names) in claims {
             var start = 0
             while start < names.count {

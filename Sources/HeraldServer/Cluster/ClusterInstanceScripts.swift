@@ -69,6 +69,40 @@ enum ClusterInstanceScripts {
     return #names
     """
 
+    /// A node's channels made exactly its own again after Redis came back: ARGV = prefix,
+    /// node, then `channel owner` pairs of the channels this node's connections hold. A
+    /// removal lost in flight (acknowledged by a primary that died before its replica had
+    /// it) left an owner Redis still names: every channel Redis has for the node that is not
+    /// listed is cleared and announced (reason `disconnect`); the listed ones are then
+    /// claimed again by `declare` calls. Returns how many were cleared.
+    static let resync = "local p, node = ARGV[1], ARGV[2]\n" + clear + """
+    local set = p .. 'no:' .. node
+    local listed = {}
+    for at = 3, #ARGV - 1, 2 do listed[ARGV[at]] = ARGV[at + 1] end
+    local byOwner, owners, dropped = {}, {}, 0
+    for _, ch in ipairs(redis.call('SMEMBERS', set)) do
+      local owner = redis.call('GET', p .. 'own:' .. ch)
+      if listed[ch] == nil or listed[ch] ~= owner then
+        redis.call('SREM', set, ch)
+        if owner and math.floor(tonumber(owner) / 4294967296) == tonumber(node) then
+          redis.call('DEL', p .. 'own:' .. ch)
+          clear(ch)
+          if byOwner[owner] == nil then
+            byOwner[owner] = {}
+            owners[#owners + 1] = owner
+          end
+          local list = byOwner[owner]
+          list[#list + 1] = ch
+          dropped = dropped + 1
+        end
+      end
+    end
+    for _, owner in ipairs(owners) do
+      redis.call('PUBLISH', p .. 'interest', 'R' .. owner .. ' disconnect ' .. table.concat(byOwner[owner], ' '))
+    end
+    return dropped
+    """
+
     /// The dead nodes' channels, a slice at a time: ARGV = prefix, budget. Clears up to
     /// `budget` channels of the nodes in `{p}gone` (those still owned by a connection of that
     /// node), announcing them per owner with reason `disconnect`. Returns 1 when channels
