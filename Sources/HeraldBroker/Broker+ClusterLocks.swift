@@ -82,4 +82,15 @@ extension Broker {
             (owner, locks.owned(by: owner).map(ClusterLockRecord.encode))
         }
     }
+
+    /// The other nodes answered a `locks {ch}` (`{locked, unlocked}`, their subscriptions'
+    /// global ids): this node's lists, read now, come first, then theirs. Nodes that did
+    /// not answer in time are left out; a failure answers `unavailable`.
+    func finishLocksQuery(of name: [UInt8], for session: Session, result: ClusterValue) {
+        guard let parts = result.elements, parts.count == 2 else { return failUnavailable(session, result) }
+        var lists = lockLists(of: name, for: session.user)
+        lists.locked += (parts[0].elements ?? []).compactMap(\.bytes)
+        lists.unlocked += (parts[1].elements ?? []).compactMap(\.bytes)
+        answerLocks(session, name, lists: lists)
+    }
 }

@@ -51,6 +51,30 @@ extension Broker {
     func answerLocks(_ session: Session) throws(HeraldError) {
         guard let name = try scanner.string(.ch) else { throw HeraldError(.missingField, "missing field 'ch'") }
         try ChannelName.validateConcrete(name)
+        if let cluster {
+            // The other nodes' subscriptions are theirs to list: the answer waits for them.
+            let arguments = [name, Array((session.user?.name ?? "").utf8)]
+            return park(session, on: cluster, .locksQuery, channel: nil, arguments: arguments, op: .locks, claiming: name)
+        }
+        answerLocks(session, name, lists: lockLists(of: name, for: session.user))
+    }
+
+    /// Writes the `locks` answer.
+    func answerLocks(_ session: Session, _ name: [UInt8], lists: (locked: [[UInt8]], unlocked: [[UInt8]])) {
+        answer(session, .locks) { out in
+            out.appendRaw(#","ch":"#)
+            out.appendJSONString(name)
+            out.appendRaw(#","locked":"#)
+            appendJSONStrings(lists.locked, to: &out)
+            out.appendRaw(#","unlocked":"#)
+            appendJSONStrings(lists.unlocked, to: &out)
+        }
+    }
+
+    /// The global ids of this node's subscriptions an event on `name` would reach, split by
+    /// whether a lock suppresses that delivery now, in subscription order; only those whose
+    /// pattern `viewer` may subscribe to.
+    func lockLists(of name: [UInt8], for viewer: AuthUser?) -> (locked: [[UInt8]], unlocked: [[UInt8]]) {
         var matched: [Subscription] = []
         for target in index.targets(for: name) {
             switch target {
@@ -58,18 +82,18 @@ extension Broker {
             case .group(let group): matched.append(contentsOf: group.members)
             }
         }
-        let viewer = session.user
         matched = matched.filter { mayList($0, to: viewer) }.sorted { $0.serial < $1.serial }
-        let locked = matched.filter { isLocked($0, named: name) }
-        let unlocked = matched.filter { !isLocked($0, named: name) }
-        answer(session, .locks) { out in
-            out.appendRaw(#","ch":"#)
-            out.appendJSONString(name)
-            out.appendRaw(#","locked":"#)
-            appendGlobalIDs(locked, to: &out)
-            out.appendRaw(#","unlocked":"#)
-            appendGlobalIDs(unlocked, to: &out)
-        }
+        return (matched.filter { isLocked($0, named: name) }.map(\.globalID),
+                matched.filter { !isLocked($0, named: name) }.map(\.globalID))
+    }
+
+    /// The same lists for a query from another node (cluster mode), for the user named
+    /// there (empty: auth off). A user this node does not know sees nothing.
+    public func lockLists(of name: [UInt8], forUserNamed user: [UInt8]) -> (locked: [[UInt8]], unlocked: [[UInt8]]) {
+        guard config.auth.isEnabled else { return lockLists(of: name, for: nil) }
+        let text = String(decoding: user, as: UTF8.self)
+        guard let viewer = config.auth.users.first(where: { $0.name == text }) else { return ([], []) }
+        return lockLists(of: name, for: viewer)
     }
 
     /// Whether a lock suppresses delivering the event being fanned out on `channel` to
@@ -208,11 +232,11 @@ extension Broker {
         return viewer.subscribe.permits(pattern: subscription.pattern)
     }
 
-    private func appendGlobalIDs(_ subscriptions: [Subscription], to out: inout [UInt8]) {
+    private func appendJSONStrings(_ strings: [[UInt8]], to out: inout [UInt8]) {
         out.append(UInt8(ascii: "["))
-        for (position, subscription) in subscriptions.enumerated() {
+        for (position, string) in strings.enumerated() {
             if position > 0 { out.append(UInt8(ascii: ",")) }
-            out.appendJSONString(subscription.globalID)
+            out.appendJSONString(string)
         }
         out.append(UInt8(ascii: "]"))
     }

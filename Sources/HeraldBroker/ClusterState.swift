@@ -108,6 +108,10 @@ public final class ClusterState {
             /// `ClusterLinkScripts.unlink`: removes an owner's links (a connection's `unlink`,
             /// waited for; or its departure, fire and forget).
             case unlink
+            /// Not a script: `locks {ch}` asks every other node for its subscriptions on the
+            /// channel (arguments: channel, the asker's user name) and is answered
+            /// `{locked, unlocked}` with their global ids.
+            case locksQuery
         }
         /// The key of the waiting request (`ClusterState.waiting`).
         public let token: Int

@@ -53,6 +53,29 @@ struct ClusterLockServingTests {
         #expect(throws: (any Error).self, "the locked subscription got nothing") { _ = try subscriber.frame(timeout: 0.5) }
     }
 
+    /// `locks {ch}` lists the subscriptions of every node, whatever node is asked; a node
+    /// that dies is left out rather than waited for.
+    @Test func locksListsTheSubscriptionsOfEveryNode() throws {
+        let redis = try TestRedis()
+        let nodes = try cluster(redis)
+        let (near, nearID) = try client(nodes[0])
+        try ok(near, #"{"op":"sub","ch":"dock.*","sub":"n"}"#, "sub")
+        let (far, farID) = try client(nodes[1])
+        try ok(far, #"{"op":"sub","ch":"dock.1","sub":"f"}"#, "sub")
+        let (farther, fartherID) = try client(nodes[2])
+        try ok(farther, #"{"op":"sub","ch":"dock.1","sub":"g"}"#, "sub")
+        try ok(near, #"{"op":"lock","ch":"dock.1","subs":["\#(farID)/f"]}"#, "lock")
+        let asker = try client(nodes[0]).0
+        let answer = try asker.request(#"{"op":"locks","ch":"dock.1","rid":1}"#)
+        #expect(answer["locked"] as? [String] == ["\(farID)/f"], "\(answer)")
+        #expect(Set(answer["unlocked"] as? [String] ?? []) == ["\(nearID)/n", "\(fartherID)/g"], "\(answer)")
+        nodes[2].signal(SIGKILL)
+        let started = Date()
+        let after = try asker.request(#"{"op":"locks","ch":"dock.1","rid":2}"#)
+        #expect(after["ok"] as? String == "locks" && Date().timeIntervalSince(started) < 4, "answered without the dead node: \(after)")
+        #expect(after["locked"] as? [String] == ["\(farID)/f"] && after["unlocked"] as? [String] == ["\(nearID)/n"], "\(after)")
+    }
+
     @Test func aLockGoesWithItsConnectionAndWithItsNode() throws {
         let redis = try TestRedis()
         let nodes = try cluster(redis)

@@ -26,6 +26,7 @@ extension ClusterEngine {
             deferredCalls.append(call)
             return
         }
+        if call.script == .locksQuery { return gatherLocks(call) }
         let targets = call.channel.map { table.nodes(for: $0).map(String.init).joined(separator: ",") } ?? ""
         var arguments: [[UInt8]] = [Array("EVALSHA".utf8), scripts[call.script.rawValue] ?? [], Array("0".utf8),
                                     Array(prefix.utf8), Array(targets.utf8)]

@@ -57,7 +57,10 @@ final class ClusterEngine {
     /// Held `sub` answers: the broker's ticket, the interest version once Redis gave it, when.
     var barriers: [(ticket: Int, version: Int?, since: UInt64)] = []
     /// The highest interest version each live node acknowledged.
-    private var acknowledged: [Int: Int] = [:]
+    private(set) var acknowledged: [Int: Int] = [:]
+    /// `locks {ch}` queries waiting for the other nodes' lists (`ClusterEngine+LockQueries`).
+    var lockQueries: [Int: LockQuery] = [:]
+    var nextLockQuery = 0
     /// The lowest version every live node (this one included) acknowledged.
     var minimumAcknowledged: Int { acknowledged.values.min() ?? 0 }
     private var lastSeenVersion = 0
@@ -557,6 +560,7 @@ final class ClusterEngine {
             loadScripts()
         }
         releaseBarriers(now: uv_hrtime())
+        expireLockQueries(now: uv_hrtime())
     }
 
     /// A node left or was declared down: its routing entries go, and held answers stop
@@ -573,5 +577,6 @@ final class ClusterEngine {
         }
         acknowledged[node] = nil
         releaseBarriers(now: uv_hrtime())
+        lockQueriesForget(node: node)
     }
 }

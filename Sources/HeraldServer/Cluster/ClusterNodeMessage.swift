@@ -7,7 +7,9 @@
 ///   the replier sent no `rid` and wants no answer);
 /// - `D`: the requester's node answering such a reply: `DRECEIPT 1` (it was the first) or
 ///   `DRECEIPT 0`;
-/// - `Z`: a node delivered a request of the receiving node to nobody: `ZTOKEN`.
+/// - `Z`: a node delivered a request of the receiving node to nobody: `ZTOKEN`;
+/// - `Q`: `locks {ch}` asked on another node: `QID NODE USERLEN\nUSER` then the channel;
+/// - `A`: the answer: `AID NODE LOCKED UNLOCKED\n` then as many `LEN:GLOBALID` entries.
 enum ClusterNodeMessage: Equatable {
     /// A reply on its way to the requester's node.
     case reply(receipt: Int, node: Int, from: Int, token: [UInt8], data: [UInt8]?)
@@ -15,6 +17,10 @@ enum ClusterNodeMessage: Equatable {
     case replyAnswered(receipt: Int, delivered: Bool)
     /// The request with this token reached nobody on the sending node.
     case unheard(token: [UInt8])
+    /// Node `node` asks for this node's subscriptions on `channel`, as `user` may see them.
+    case locksQuery(id: Int, node: Int, user: [UInt8], channel: [UInt8])
+    /// Node `node`'s answer to query `id`: global ids of subscriptions locked and not.
+    case locksAnswer(id: Int, node: Int, locked: [[UInt8]], unlocked: [[UInt8]])
 
     /// Whether a payload on a node's channel is one of these (not events).
     static func isNodeMessage(_ payload: [UInt8]) -> Bool {
@@ -35,6 +41,15 @@ enum ClusterNodeMessage: Equatable {
             return Array("D\(receipt) \(delivered ? 1 : 0)".utf8)
         case .unheard(let token):
             return [UInt8(ascii: "Z")] + token
+        case .locksQuery(let id, let node, let user, let channel):
+            return Array("Q\(id) \(node) \(user.count)\n".utf8) + user + channel
+        case .locksAnswer(let id, let node, let locked, let unlocked):
+            var out = Array("A\(id) \(node) \(locked.count) \(unlocked.count)\n".utf8)
+            for id in locked + unlocked {
+                out += Array("\(id.count):".utf8)
+                out += id
+            }
+            return out
         }
     }
 
@@ -56,9 +71,34 @@ enum ClusterNodeMessage: Equatable {
         case UInt8(ascii: "Z"):
             guard payload.count == 33 else { return nil }
             return .unheard(token: Array(payload[1...]))
+        case UInt8(ascii: "Q"):
+            guard fields.count == 3, end < payload.count, let id = int(fields[0]), let node = int(fields[1]),
+                  let length = int(fields[2]), length >= 0, length <= payload.count - end - 1 else { return nil }
+            let user = Array(payload[(end + 1)..<(end + 1 + length)])
+            let channel = Array(payload[(end + 1 + length)...])
+            guard !channel.isEmpty else { return nil }
+            return .locksQuery(id: id, node: node, user: user, channel: channel)
+        case UInt8(ascii: "A"):
+            guard fields.count == 4, let id = int(fields[0]), let node = int(fields[1]), let locked = int(fields[2]),
+                  let unlocked = int(fields[3]), locked >= 0, unlocked >= 0,
+                  let ids = entries(payload, from: min(end + 1, payload.count)), ids.count == locked + unlocked else { return nil }
+            return .locksAnswer(id: id, node: node, locked: Array(ids.prefix(locked)), unlocked: Array(ids.dropFirst(locked)))
         default:
             return nil
         }
+    }
+
+    /// `LEN:BYTES` entries back to back up to the end. - Returns: nil when one does not fit.
+    private static func entries(_ payload: [UInt8], from start: Int) -> [[UInt8]]? {
+        var found: [[UInt8]] = []
+        var at = start
+        while at < payload.count {
+            guard let colon = payload[at...].firstIndex(of: UInt8(ascii: ":")), colon - at <= 6,
+                  let length = int(payload[at..<colon]), length >= 0, length <= payload.count - colon - 1 else { return nil }
+            found.append(Array(payload[(colon + 1)..<(colon + 1 + length)]))
+            at = colon + 1 + length
+        }
+        return found
     }
 
     private static func int(_ bytes: ArraySlice<UInt8>) -> Int? {

@@ -1,0 +1,78 @@
+import CLibUV
+import HeraldBroker
+
+/// `locks {ch}` across nodes (docs/cluster.md, "Locks"): the lock table is mirrored on
+/// every node, but the subscriptions are each node's own, so the asking node gathers the
+/// lists: one `Q` node message to every other live node, their `A` answers merged, and the
+/// parked request answered once all came or the barrier timeout passed (a node that does not
+/// answer in time, or leaves, is left out; with Redis lost meanwhile it is `unavailable`).
+extension ClusterEngine {
+    /// A query waiting for answers: the parked call, the nodes still to answer, what came.
+    struct LockQuery {
+        let call: ClusterState.ScriptCall
+        var waitingFor: Set<Int>
+        var locked: [[UInt8]] = []
+        var unlocked: [[UInt8]] = []
+        let since: UInt64
+    }
+
+    /// Sends a `locksQuery` call's question to every other live node, or answers it at once
+    /// when there is none.
+    func gatherLocks(_ call: ClusterState.ScriptCall) {
+        let nodes = Set(acknowledged.keys).subtracting([nodeIndex])
+        guard !nodes.isEmpty, call.arguments.count == 2 else {
+            return finishLockQuery(LockQuery(call: call, waitingFor: [], since: 0))
+        }
+        nextLockQuery += 1
+        lockQueries[nextLockQuery] = LockQuery(call: call, waitingFor: nodes, since: uv_hrtime())
+        let question = ClusterNodeMessage.locksQuery(id: nextLockQuery, node: nodeIndex, user: call.arguments[1],
+                                                     channel: call.arguments[0]).encoded
+        for node in nodes.sorted() {
+            commands.send([Array("PUBLISH".utf8), Array((prefix + "n:" + String(node)).utf8), question]) { _ in }
+        }
+    }
+
+    /// Another node asks for this node's subscriptions on a channel.
+    func answerLockQuery(id: Int, node: Int, user: [UInt8], channel: [UInt8]) {
+        let lists = server.shared.withLock { broker in broker.lockLists(of: channel, forUserNamed: user) }
+        let answer = ClusterNodeMessage.locksAnswer(id: id, node: nodeIndex, locked: lists.locked, unlocked: lists.unlocked)
+        commands.send([Array("PUBLISH".utf8), Array((prefix + "n:" + String(node)).utf8), answer.encoded]) { _ in }
+    }
+
+    /// A node's answer to one of this node's queries.
+    func lockQueryAnswered(id: Int, from node: Int, locked: [[UInt8]], unlocked: [[UInt8]]) {
+        guard var query = lockQueries[id], query.waitingFor.remove(node) != nil else { return }
+        query.locked += locked
+        query.unlocked += unlocked
+        settle(id, query)
+    }
+
+    /// Answers with what came the queries that waited past the barrier timeout, and every
+    /// one once Redis is gone.
+    func expireLockQueries(now: UInt64) {
+        for (id, query) in lockQueries where !isReady || now &- query.since > Self.barrierTimeoutNs {
+            lockQueries[id] = nil
+            // Without Redis the other nodes' lists are unknown: `unavailable`, not a part.
+            if isReady { finishLockQuery(query) } else { deliver(query.call, .disconnected) }
+        }
+    }
+
+    /// A node left or was declared down: no query waits for it any more.
+    func lockQueriesForget(node: Int) {
+        for (id, var query) in lockQueries where query.waitingFor.remove(node) != nil { settle(id, query) }
+    }
+
+    /// Keeps `query`, or answers it when no node is left to answer.
+    private func settle(_ id: Int, _ query: LockQuery) {
+        guard query.waitingFor.isEmpty else {
+            lockQueries[id] = query
+            return
+        }
+        lockQueries[id] = nil
+        finishLockQuery(query)
+    }
+
+    private func finishLockQuery(_ query: LockQuery) {
+        deliver(query.call, .array([.array(query.locked.map { .string($0) }), .array(query.unlocked.map { .string($0) })]))
+    }
+}
