@@ -83,14 +83,25 @@ extension Broker {
         }
     }
 
-    /// The other nodes answered a `locks {ch}` (`{locked, unlocked}`, their subscriptions'
-    /// global ids): this node's lists, read now, come first, then theirs. Nodes that did
+    /// The other nodes answered a `locks {ch}` (`{locked, unlocked, truncated}`, their
+    /// subscriptions' global ids) or a channel-wide `lock`/`unlock` (`{covered, [],
+    /// truncated}`): this node's lists, read now, come first, then theirs. Nodes that did
     /// not answer in time are left out; a failure answers `unavailable`.
-    func finishLocksQuery(of name: [UInt8], for session: Session, result: ClusterValue) {
-        guard let parts = result.elements, parts.count == 2 else { return failUnavailable(session, result) }
+    func finishLocksQuery(_ waiting: ClusterState.Waiting, of name: [UInt8], for session: Session, result: ClusterValue) {
+        guard let parts = result.elements, parts.count == 3 else { return failUnavailable(session, result) }
+        let first = (parts[0].elements ?? []).compactMap(\.bytes)
+        let second = (parts[1].elements ?? []).compactMap(\.bytes)
+        guard waiting.op == .locks else {
+            // A channel-wide `lock`/`unlock`: at most `budgets.lockList` listed in all.
+            let here = coveredHere(name, for: session)
+            let covered = here.covered + first
+            let truncated = here.truncated || parts[2].int == 1 || covered.count > budgets.lockList
+            return answerLock(session, waiting.op, pattern: name, covered: Array(covered.prefix(budgets.lockList)),
+                              truncated: truncated, released: waiting.released)
+        }
         var lists = lockLists(of: name, for: session.user)
-        lists.locked += (parts[0].elements ?? []).compactMap(\.bytes)
-        lists.unlocked += (parts[1].elements ?? []).compactMap(\.bytes)
+        lists.locked += first
+        lists.unlocked += second
         answerLocks(session, name, lists: lists)
     }
 }

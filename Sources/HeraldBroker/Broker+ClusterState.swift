@@ -95,8 +95,8 @@ extension Broker {
                 finishDeclare(of: name, by: session, result: result)
             } else if let name = waiting.channel, waiting.op == .link || waiting.op == .unlink {
                 finishLink(waiting.op, of: name, parent: waiting.parent, by: session, result: result)
-            } else if let name = waiting.channel, waiting.op == .locks {
-                finishLocksQuery(of: name, for: session, result: result)
+            } else if let name = waiting.channel, waiting.op == .locks || waiting.op == .lock || waiting.op == .unlock {
+                finishLocksQuery(waiting, of: name, for: session, result: result)
             } else if let catchUp = waiting.catchUp, let subscription = waiting.subscription {
                 finishCatchUp(catchUp, for: subscription, buffered: buffered, result: result)
             } else {

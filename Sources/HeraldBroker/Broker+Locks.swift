@@ -30,20 +30,47 @@ extension Broker {
             if let key = lock.subscription { refreshLockFlag(key) }
         }
         clusterLocksChanged(changed, added: op == .lock, by: session)
+        if let cluster, let pattern, !scanner.isPresent(.subs) {
+            // A channel-wide lock covers the other nodes' subscriptions too: they list them.
+            var waiting = ClusterState.Waiting(session: session, op: op, opRaw: current.opRaw.map { Array($0) },
+                                               rid: current.ridRaw.map { Array($0) }, subscription: nil, catchUp: nil,
+                                               channel: pattern)
+            waiting.released = released
+            _ = cluster.call(.locksQuery, channel: nil, arguments: [[UInt8(ascii: "o")], pattern, Array((session.user?.name ?? "").utf8)],
+                             waiting: waiting)
+            session.awaitsCluster = true
+            return
+        }
+        answerLock(session, op, pattern: pattern, covered: covered.map(\.globalID), truncated: truncated, released: released)
+    }
+
+    /// Writes a `lock`/`unlock` answer.
+    func answerLock(_ session: Session, _ op: Op, pattern: [UInt8]?, covered: [[UInt8]], truncated: Bool, released: Int) {
         answer(session, op) { out in
             if let pattern {
                 out.appendRaw(#","ch":"#)
                 out.appendJSONString(pattern)
             }
-            out.appendRaw(#","subs":["#)
-            for (position, key) in covered.enumerated() {
-                if position > 0 { out.append(UInt8(ascii: ",")) }
-                key.appendQuoted(to: &out)
-            }
-            out.append(UInt8(ascii: "]"))
+            out.appendRaw(#","subs":"#)
+            appendJSONStrings(covered, to: &out)
             if truncated { out.appendRaw(#","truncated":true"#) }
             if op == .unlock { appendCounter(&out, "released", released) }
         }
+    }
+
+    /// This node's subscriptions a channel-wide lock on `pattern` covers, for a query from
+    /// another node (cluster mode), as the user named there may see them.
+    public func coveredLists(of pattern: [UInt8], forUserNamed user: [UInt8]) -> (covered: [[UInt8]], truncated: Bool) {
+        guard let viewer = viewer(named: user) else { return ([], false) }
+        let (covered, truncated) = subscriptions(overlapping: pattern, visibleTo: viewer.user)
+        return (covered.map(\.globalID), truncated)
+    }
+
+    /// The subscriptions a channel-wide lock on `pattern` covers here, as `session`'s user
+    /// may see them: for the answer after the other nodes listed theirs.
+    func coveredHere(_ pattern: [UInt8], for session: Session) -> (covered: [[UInt8]], truncated: Bool) {
+        let (covered, truncated) = subscriptions(overlapping: pattern, visibleTo: session.user)
+        return (covered.map(\.globalID), truncated)
     }
 
     /// `locks {ch}`: the subscriptions an event on `ch` would reach, split by whether a
@@ -53,7 +80,7 @@ extension Broker {
         try ChannelName.validateConcrete(name)
         if let cluster {
             // The other nodes' subscriptions are theirs to list: the answer waits for them.
-            let arguments = [name, Array((session.user?.name ?? "").utf8)]
+            let arguments = [[UInt8(ascii: "l")], name, Array((session.user?.name ?? "").utf8)]
             return park(session, on: cluster, .locksQuery, channel: nil, arguments: arguments, op: .locks, claiming: name)
         }
         answerLocks(session, name, lists: lockLists(of: name, for: session.user))
@@ -90,10 +117,17 @@ extension Broker {
     /// The same lists for a query from another node (cluster mode), for the user named
     /// there (empty: auth off). A user this node does not know sees nothing.
     public func lockLists(of name: [UInt8], forUserNamed user: [UInt8]) -> (locked: [[UInt8]], unlocked: [[UInt8]]) {
-        guard config.auth.isEnabled else { return lockLists(of: name, for: nil) }
+        guard let viewer = viewer(named: user) else { return ([], []) }
+        return lockLists(of: name, for: viewer.user)
+    }
+
+    /// The user a query from another node names: `user` nil with auth off; nil when auth
+    /// is on and this node does not know the name (it then lists nothing).
+    private func viewer(named user: [UInt8]) -> (user: AuthUser?, Void)? {
+        guard config.auth.isEnabled else { return (nil, ()) }
         let text = String(decoding: user, as: UTF8.self)
-        guard let viewer = config.auth.users.first(where: { $0.name == text }) else { return ([], []) }
-        return lockLists(of: name, for: viewer)
+        guard let known = config.auth.users.first(where: { $0.name == text }) else { return nil }
+        return (known, ())
     }
 
     /// Whether a lock suppresses delivering the event being fanned out on `channel` to

@@ -108,9 +108,10 @@ public final class ClusterState {
             /// `ClusterLinkScripts.unlink`: removes an owner's links (a connection's `unlink`,
             /// waited for; or its departure, fire and forget).
             case unlink
-            /// Not a script: `locks {ch}` asks every other node for its subscriptions on the
-            /// channel (arguments: channel, the asker's user name) and is answered
-            /// `{locked, unlocked}` with their global ids.
+            /// Not a script: asks every other node for its subscriptions (arguments: `l` and a
+            /// channel for `locks {ch}`, answered `{locked, unlocked, truncated}`; or `o` and
+            /// a pattern for a channel-wide `lock`/`unlock`, answered `{covered, [],
+            /// truncated}`; then the asker's user name), as global ids.
             case locksQuery
         }
         /// The key of the waiting request (`ClusterState.waiting`).
@@ -144,6 +145,8 @@ public final class ClusterState {
         var channel: [UInt8]? = nil
         /// The parent a `link` sets.
         var parent: [UInt8]? = nil
+        /// How many locks an `unlock` released (its answer waits for the other nodes' lists).
+        var released = 0
     }
 
     /// A publisher waiting for its event's `seq`.

@@ -42,13 +42,18 @@ struct SubscriptionKey: Hashable {
         name.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 
-    /// Appends `"cN/NAME"` as a JSON string.
-    func appendQuoted(to out: inout [UInt8]) {
+    /// `cN/NAME`.
+    var globalID: [UInt8] {
         var id: [UInt8] = [UInt8(ascii: "c")]
         id.appendInt(client)
         id.append(UInt8(ascii: "/"))
         id.append(contentsOf: name)
-        out.appendJSONString(id)
+        return id
+    }
+
+    /// Appends `"cN/NAME"` as a JSON string.
+    func appendQuoted(to out: inout [UInt8]) {
+        out.appendJSONString(globalID)
     }
 }
 

@@ -76,6 +76,22 @@ struct ClusterLockServingTests {
         #expect(after["locked"] as? [String] == ["\(farID)/f"] && after["unlocked"] as? [String] == ["\(nearID)/n"], "\(after)")
     }
 
+    /// A channel-wide `lock`'s answer lists the subscriptions it covers on every node.
+    @Test func aChannelWideLockListsTheSubscriptionsItCoversOnEveryNode() throws {
+        let redis = try TestRedis()
+        let nodes = try cluster(redis)
+        let (near, nearID) = try client(nodes[0])
+        try ok(near, #"{"op":"sub","ch":"yard.*","sub":"n"}"#, "sub")
+        let (far, farID) = try client(nodes[1])
+        try ok(far, #"{"op":"sub","ch":"yard.1","sub":"f"}"#, "sub")
+        try ok(far, #"{"op":"sub","ch":"elsewhere","sub":"e"}"#, "sub")
+        let (locker, _) = try client(nodes[2])
+        let locked = try locker.request(#"{"op":"lock","ch":"yard.>","rid":1}"#)
+        #expect(Set(locked["subs"] as? [String] ?? []) == ["\(nearID)/n", "\(farID)/f"], "\(locked)")
+        let released = try locker.request(#"{"op":"unlock","ch":"yard.>","rid":2}"#)
+        #expect(released["released"] as? Int == 1 && (released["subs"] as? [String])?.count == 2, "\(released)")
+    }
+
     @Test func aLockGoesWithItsConnectionAndWithItsNode() throws {
         let redis = try TestRedis()
         let nodes = try cluster(redis)

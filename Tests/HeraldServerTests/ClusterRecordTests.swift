@@ -60,16 +60,17 @@ import Testing
     }
 
     @Test func lockListQueriesAndAnswersRoundTripAndMalformedOnesAreRefused() {
-        let query = ClusterNodeMessage.locksQuery(id: 7, node: 2, user: bytes("ann 1\n"), channel: bytes("dock.1"))
+        let query = ClusterNodeMessage.locksQuery(id: 7, node: 2, kind: UInt8(ascii: "l"), user: bytes("ann 1\n"), channel: bytes("dock.1"))
         #expect(ClusterNodeMessage.decode(query.encoded) == query)
-        let anonymous = ClusterNodeMessage.locksQuery(id: 8, node: 2, user: [], channel: bytes("d"))
+        let anonymous = ClusterNodeMessage.locksQuery(id: 8, node: 2, kind: UInt8(ascii: "o"), user: [], channel: bytes("d.>"))
         #expect(ClusterNodeMessage.decode(anonymous.encoded) == anonymous)
-        let answer = ClusterNodeMessage.locksAnswer(id: 7, node: 3, locked: [bytes("c1/a b:c")], unlocked: [bytes("c2/x"), []])
+        let answer = ClusterNodeMessage.locksAnswer(id: 7, node: 3, truncated: true, locked: [bytes("c1/a b:c")],
+                                                    unlocked: [bytes("c2/x"), []])
         #expect(ClusterNodeMessage.decode(answer.encoded) == answer)
-        let empty = ClusterNodeMessage.locksAnswer(id: 9, node: 3, locked: [], unlocked: [])
+        let empty = ClusterNodeMessage.locksAnswer(id: 9, node: 3, truncated: false, locked: [], unlocked: [])
         #expect(ClusterNodeMessage.decode(empty.encoded) == empty)
-        for message in ["Q7 2 9\nshort", "Q7 2 0\n", "Q7 2\nx", "A7 3 1 0\n", "A7 3 1 0\n5:ab", "A7 3 0 0\n1:a",
-                        "A7 3 -1 1\n1:a", "A7 3 1 0\n9999999:a", "Q7 2 -1\nab"] {
+        for message in ["Q7 2 l 9\nshort", "Q7 2 l 0\n", "Q7 2\nx", "Q7 2 x 0\nab", "A7 3 0 1 0\n", "A7 3 0 1 0\n5:ab",
+                        "A7 3 0 0 0\n1:a", "A7 3 0 -1 1\n1:a", "A7 3 0 1 0\n9999999:a", "Q7 2 l -1\nab", "A7 3 2 0 0\n"] {
             #expect(ClusterNodeMessage.decode(bytes(message)) == nil, "\(message)")
         }
     }

@@ -13,6 +13,7 @@ extension ClusterEngine {
         var waitingFor: Set<Int>
         var locked: [[UInt8]] = []
         var unlocked: [[UInt8]] = []
+        var truncated = false
         let since: UInt64
     }
 
@@ -20,30 +21,38 @@ extension ClusterEngine {
     /// when there is none.
     func gatherLocks(_ call: ClusterState.ScriptCall) {
         let nodes = Set(acknowledged.keys).subtracting([nodeIndex])
-        guard !nodes.isEmpty, call.arguments.count == 2 else {
+        guard !nodes.isEmpty, call.arguments.count == 3, let kind = call.arguments[0].first else {
             return finishLockQuery(LockQuery(call: call, waitingFor: [], since: 0))
         }
         nextLockQuery += 1
         lockQueries[nextLockQuery] = LockQuery(call: call, waitingFor: nodes, since: uv_hrtime())
-        let question = ClusterNodeMessage.locksQuery(id: nextLockQuery, node: nodeIndex, user: call.arguments[1],
-                                                     channel: call.arguments[0]).encoded
+        let question = ClusterNodeMessage.locksQuery(id: nextLockQuery, node: nodeIndex, kind: kind, user: call.arguments[2],
+                                                     channel: call.arguments[1]).encoded
         for node in nodes.sorted() {
             commands.send([Array("PUBLISH".utf8), Array((prefix + "n:" + String(node)).utf8), question]) { _ in }
         }
     }
 
-    /// Another node asks for this node's subscriptions on a channel.
-    func answerLockQuery(id: Int, node: Int, user: [UInt8], channel: [UInt8]) {
-        let lists = server.shared.withLock { broker in broker.lockLists(of: channel, forUserNamed: user) }
-        let answer = ClusterNodeMessage.locksAnswer(id: id, node: nodeIndex, locked: lists.locked, unlocked: lists.unlocked)
+    /// Another node asks for this node's subscriptions on a channel (`l`) or under a
+    /// channel-wide lock's pattern (`o`).
+    func answerLockQuery(id: Int, node: Int, kind: UInt8, user: [UInt8], channel: [UInt8]) {
+        let answer = server.shared.withLock { broker -> ClusterNodeMessage in
+            if kind == UInt8(ascii: "o") {
+                let lists = broker.coveredLists(of: channel, forUserNamed: user)
+                return .locksAnswer(id: id, node: nodeIndex, truncated: lists.truncated, locked: lists.covered, unlocked: [])
+            }
+            let lists = broker.lockLists(of: channel, forUserNamed: user)
+            return .locksAnswer(id: id, node: nodeIndex, truncated: false, locked: lists.locked, unlocked: lists.unlocked)
+        }
         commands.send([Array("PUBLISH".utf8), Array((prefix + "n:" + String(node)).utf8), answer.encoded]) { _ in }
     }
 
     /// A node's answer to one of this node's queries.
-    func lockQueryAnswered(id: Int, from node: Int, locked: [[UInt8]], unlocked: [[UInt8]]) {
+    func lockQueryAnswered(id: Int, from node: Int, truncated: Bool, locked: [[UInt8]], unlocked: [[UInt8]]) {
         guard var query = lockQueries[id], query.waitingFor.remove(node) != nil else { return }
         query.locked += locked
         query.unlocked += unlocked
+        query.truncated = query.truncated || truncated
         settle(id, query)
     }
 
@@ -73,6 +82,7 @@ extension ClusterEngine {
     }
 
     private func finishLockQuery(_ query: LockQuery) {
-        deliver(query.call, .array([.array(query.locked.map { .string($0) }), .array(query.unlocked.map { .string($0) })]))
+        deliver(query.call, .array([.array(query.locked.map { .string($0) }), .array(query.unlocked.map { .string($0) }),
+                                    .integer(query.truncated ? 1 : 0)]))
     }
 }

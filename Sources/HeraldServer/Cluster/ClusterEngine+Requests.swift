@@ -86,10 +86,10 @@ extension ClusterEngine {
             server.shared.withLock { broker in broker.remoteReplyAnswered(receipt: receipt, delivered: delivered) }
         case .unheard(let token):
             server.shared.withLock { broker in broker.clusterRequestUnheard(token: token) }
-        case .locksQuery(let id, let node, let user, let channel):
-            answerLockQuery(id: id, node: node, user: user, channel: channel)
-        case .locksAnswer(let id, let node, let locked, let unlocked):
-            lockQueryAnswered(id: id, from: node, locked: locked, unlocked: unlocked)
+        case .locksQuery(let id, let node, let kind, let user, let channel):
+            answerLockQuery(id: id, node: node, kind: kind, user: user, channel: channel)
+        case .locksAnswer(let id, let node, let truncated, let locked, let unlocked):
+            lockQueryAnswered(id: id, from: node, truncated: truncated, locked: locked, unlocked: unlocked)
         }
     }
 

@@ -8,8 +8,10 @@
 /// - `D`: the requester's node answering such a reply: `DRECEIPT 1` (it was the first) or
 ///   `DRECEIPT 0`;
 /// - `Z`: a node delivered a request of the receiving node to nobody: `ZTOKEN`;
-/// - `Q`: `locks {ch}` asked on another node: `QID NODE USERLEN\nUSER` then the channel;
-/// - `A`: the answer: `AID NODE LOCKED UNLOCKED\n` then as many `LEN:GLOBALID` entries.
+/// - `Q`: a listing asked on another node: `QID NODE KIND USERLEN\nUSER` then the channel
+///   (`l`: `locks {ch}`) or pattern (`o`: what a channel-wide `lock` covers);
+/// - `A`: the answer: `AID NODE TRUNCATED LOCKED UNLOCKED\n` then as many `LEN:GLOBALID`
+///   entries (`o`: all in the first list; TRUNCATED 1 when the node listed only part).
 enum ClusterNodeMessage: Equatable {
     /// A reply on its way to the requester's node.
     case reply(receipt: Int, node: Int, from: Int, token: [UInt8], data: [UInt8]?)
@@ -17,10 +19,12 @@ enum ClusterNodeMessage: Equatable {
     case replyAnswered(receipt: Int, delivered: Bool)
     /// The request with this token reached nobody on the sending node.
     case unheard(token: [UInt8])
-    /// Node `node` asks for this node's subscriptions on `channel`, as `user` may see them.
-    case locksQuery(id: Int, node: Int, user: [UInt8], channel: [UInt8])
-    /// Node `node`'s answer to query `id`: global ids of subscriptions locked and not.
-    case locksAnswer(id: Int, node: Int, locked: [[UInt8]], unlocked: [[UInt8]])
+    /// Node `node` asks for this node's subscriptions on `channel` (`kind` `l`) or that a
+    /// lock on the pattern `channel` covers (`o`), as `user` may see them.
+    case locksQuery(id: Int, node: Int, kind: UInt8, user: [UInt8], channel: [UInt8])
+    /// Node `node`'s answer to query `id`: global ids of subscriptions locked and not (or
+    /// covered, and none), and whether the list was cut short.
+    case locksAnswer(id: Int, node: Int, truncated: Bool, locked: [[UInt8]], unlocked: [[UInt8]])
 
     /// Whether a payload on a node's channel is one of these (not events).
     static func isNodeMessage(_ payload: [UInt8]) -> Bool {
@@ -41,10 +45,10 @@ enum ClusterNodeMessage: Equatable {
             return Array("D\(receipt) \(delivered ? 1 : 0)".utf8)
         case .unheard(let token):
             return [UInt8(ascii: "Z")] + token
-        case .locksQuery(let id, let node, let user, let channel):
-            return Array("Q\(id) \(node) \(user.count)\n".utf8) + user + channel
-        case .locksAnswer(let id, let node, let locked, let unlocked):
-            var out = Array("A\(id) \(node) \(locked.count) \(unlocked.count)\n".utf8)
+        case .locksQuery(let id, let node, let kind, let user, let channel):
+            return Array("Q\(id) \(node) ".utf8) + [kind] + Array(" \(user.count)\n".utf8) + user + channel
+        case .locksAnswer(let id, let node, let truncated, let locked, let unlocked):
+            var out = Array("A\(id) \(node) \(truncated ? 1 : 0) \(locked.count) \(unlocked.count)\n".utf8)
             for id in locked + unlocked {
                 out += Array("\(id.count):".utf8)
                 out += id
@@ -72,17 +76,19 @@ enum ClusterNodeMessage: Equatable {
             guard payload.count == 33 else { return nil }
             return .unheard(token: Array(payload[1...]))
         case UInt8(ascii: "Q"):
-            guard fields.count == 3, end < payload.count, let id = int(fields[0]), let node = int(fields[1]),
-                  let length = int(fields[2]), length >= 0, length <= payload.count - end - 1 else { return nil }
+            guard fields.count == 4, end < payload.count, let id = int(fields[0]), let node = int(fields[1]),
+                  fields[2].count == 1, let kind = fields[2].first, kind == UInt8(ascii: "l") || kind == UInt8(ascii: "o"),
+                  let length = int(fields[3]), length >= 0, length <= payload.count - end - 1 else { return nil }
             let user = Array(payload[(end + 1)..<(end + 1 + length)])
             let channel = Array(payload[(end + 1 + length)...])
             guard !channel.isEmpty else { return nil }
-            return .locksQuery(id: id, node: node, user: user, channel: channel)
+            return .locksQuery(id: id, node: node, kind: kind, user: user, channel: channel)
         case UInt8(ascii: "A"):
-            guard fields.count == 4, let id = int(fields[0]), let node = int(fields[1]), let locked = int(fields[2]),
-                  let unlocked = int(fields[3]), locked >= 0, unlocked >= 0,
+            guard fields.count == 5, let id = int(fields[0]), let node = int(fields[1]), let cut = int(fields[2]),
+                  cut == 0 || cut == 1, let locked = int(fields[3]), let unlocked = int(fields[4]), locked >= 0, unlocked >= 0,
                   let ids = entries(payload, from: min(end + 1, payload.count)), ids.count == locked + unlocked else { return nil }
-            return .locksAnswer(id: id, node: node, locked: Array(ids.prefix(locked)), unlocked: Array(ids.dropFirst(locked)))
+            return .locksAnswer(id: id, node: node, truncated: cut == 1, locked: Array(ids.prefix(locked)),
+                                unlocked: Array(ids.dropFirst(locked)))
         default:
             return nil
         }
