@@ -86,19 +86,24 @@ extension Broker {
     /// The other nodes answered a `locks {ch}` (`{locked, unlocked, truncated}`, their
     /// subscriptions' global ids) or a channel-wide `lock`/`unlock` (`{covered, [],
     /// truncated}`): this node's lists, read now, come first, then theirs. Nodes that did
-    /// not answer in time are left out; a failure answers `unavailable`.
+    /// not answer in time are left out; a failure answers `locks` `unavailable`, and a
+    /// `lock`/`unlock` (which took effect here) with this node's list.
     func finishLocksQuery(_ waiting: ClusterState.Waiting, of name: [UInt8], for session: Session, result: ClusterValue) {
-        guard let parts = result.elements, parts.count == 3 else { return failUnavailable(session, result) }
-        let first = (parts[0].elements ?? []).compactMap(\.bytes)
-        let second = (parts[1].elements ?? []).compactMap(\.bytes)
+        let parts = result.elements ?? []
+        let gathered = parts.count == 3
+        let first = gathered ? (parts[0].elements ?? []).compactMap(\.bytes) : []
+        let second = gathered ? (parts[1].elements ?? []).compactMap(\.bytes) : []
         guard waiting.op == .locks else {
-            // A channel-wide `lock`/`unlock`: at most `budgets.lockList` listed in all.
+            // A channel-wide `lock`/`unlock`, applied here already (and sent to Redis, or
+            // registered again when it is back): with the other nodes' lists or, when they
+            // could not be asked, this node's alone. At most `budgets.lockList` in all.
             let here = coveredHere(name, for: session)
             let covered = here.covered + first
-            let truncated = here.truncated || parts[2].int == 1 || covered.count > budgets.lockList
+            let truncated = here.truncated || (gathered && parts[2].int == 1) || covered.count > budgets.lockList
             return answerLock(session, waiting.op, pattern: name, covered: Array(covered.prefix(budgets.lockList)),
                               truncated: truncated, released: waiting.released)
         }
+        guard gathered else { return failUnavailable(session, result) }
         var lists = lockLists(of: name, for: session.user)
         lists.locked += first
         lists.unlocked += second
