@@ -252,6 +252,20 @@ extension HeraldClient {
             report(.malformedFrame(String(decoding: frame.bytes.prefix(200), as: UTF8.self)))
             return
         }
+        route(event)
+    }
+
+    /// Handles an `event` line read straight from the read buffer, without copying the line.
+    /// - Returns: false when it is not a well-formed event frame: the caller then handles (and
+    ///   reports) the line on the general path, `handleLine`.
+    func deliverEvent(line: UnsafeRawBufferPointer) -> Bool {
+        guard let fields = EventFields(line: line), let event = IncomingEvent(line: line, fields: fields) else { return false }
+        route(event)
+        return true
+    }
+
+    /// Counts an event against its subscription and queues it for the handler.
+    private func route(_ event: IncomingEvent) {
         let name = event.metadata.subscription
         let isLast = event.metadata.isLast
         let isSnapshot = event.metadata.kind == "current"

@@ -109,12 +109,16 @@ extension HeraldClient {
             }
             loop.lastHeard = IOLoop.now
             loop.pingSent = false
+            // Event lines are handled as the framer finds them, from the read buffer itself (no
+            // copy of the line). Any other line may end the link or reset the framer, so it is
+            // copied and handled after the feed, and so is every line after it (order kept).
             var lines: [[UInt8]] = []
             var overlong = 0
             loop.readBuffer.withUnsafeBytes { raw in
                 loop.framer.feed(UnsafeRawBufferPointer(rebasing: raw[0..<count])) { framed in
                     switch framed {
-                    case .line(let line): lines.append(Array(line))
+                    case .line(let line):
+                        if !lines.isEmpty || !deliverEvent(line: line) { lines.append(Array(line)) }
                     case .tooLong(let length): overlong = length
                     }
                 }
