@@ -72,17 +72,17 @@ final class IncomingEvent: Sendable {
         func bool(_ range: Range<Int>?) -> Bool? { range.flatMap { JSONCursor.decodeBool(slice($0)) } }
         func raw(_ range: Range<Int>?) -> RawJSON? { range.map { RawJSON(bytes: Array(slice($0))) } }
         guard let channel = string(fields.event), let sub = string(fields.sub) else { return nil }
-        var metadata = EventMetadata(
+        // Built in place: a local copy assigned afterwards cost a copy and a destroy of the
+        // whole struct per event.
+        let kind = string(fields.kind)
+        let isList = kind == "index" || kind == "splice"
+        metadata = EventMetadata(
             channel: Channel(verbatim: channel), subscription: sub, sender: string(fields.from),
             seq: int(fields.seq), args: raw(fields.args), isLast: bool(fields.last) == true,
             dropped: int(fields.dropped) ?? 0, isReplay: bool(fields.replay) == true,
-            kind: string(fields.kind), rev: int(fields.rev), replyToken: string(fields.reply))
-        if metadata.kind == "index" || metadata.kind == "splice" {
-            metadata.index = int(fields.index)
-            metadata.remove = int(fields.remove)
-            metadata.insert = raw(fields.insert)
-        }
-        self.metadata = metadata
+            kind: kind, rev: int(fields.rev), replyToken: string(fields.reply),
+            index: isList ? int(fields.index) : nil, remove: isList ? int(fields.remove) : nil,
+            insert: isList ? raw(fields.insert) : nil)
         // State events carry their payload as `value` (docs/protocol.md "Retained values").
         data = raw(fields.data ?? fields.value)
     }
