@@ -92,38 +92,46 @@ final class PayloadObject: ManagedBuffer<PayloadObjectHeader, PayloadMember> {
         }
     }
 
+    /// Skips whitespace from `offset`; payloads rarely have any, so one comparison usually
+    /// decides (a space, tab, CR or LF is at most 0x20).
+    private static func skipSpace(_ bytes: UnsafeRawBufferPointer, from offset: Int) -> Int {
+        if offset < bytes.count, bytes[offset] > 0x20 { return offset }
+        return JSONTokens.skipWhitespace(bytes, from: offset)
+    }
+
     /// Walks the object's members in order.
     private static func scan(_ decoder: PayloadDecoder, _ body: (Member) -> Void) throws {
         let path = decoder.path
         try decoder.source.bytes.withUnsafeBytes { raw throws in
             let bytes = UnsafeRawBufferPointer(rebasing: raw[..<decoder.end])
-            var i = JSONTokens.skipWhitespace(bytes, from: decoder.start + 1)
+            var i = skipSpace(bytes, from: decoder.start + 1)
             if i < bytes.count, bytes[i] == UInt8(ascii: "}") {
                 guard i + 1 == bytes.count else { throw PayloadDecoder.corrupted(path?.codingPath ?? [], "bytes after the object") }
                 return
             }
             while true {
                 let keyStart = i
-                guard i < bytes.count, let key = JSONTokens.string(bytes, at: keyStart) else {
+                guard i < bytes.count, let key = PlainTokens.string(bytes, at: keyStart).map({ (end: $0, hasEscapes: false) })
+                        ?? JSONTokens.string(bytes, at: keyStart) else {
                     throw PayloadDecoder.corrupted(path?.codingPath ?? [], "expected a member name")
                 }
-                i = JSONTokens.skipWhitespace(bytes, from: key.end)
+                i = skipSpace(bytes, from: key.end)
                 guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else {
                     throw PayloadDecoder.corrupted(path?.codingPath ?? [], "expected ':'")
                 }
-                let valueStart = JSONTokens.skipWhitespace(bytes, from: i + 1)
-                guard let value = JSONTokens.value(bytes, at: valueStart) else {
+                let valueStart = skipSpace(bytes, from: i + 1)
+                guard let valueEnd = PlainTokens.value(bytes, at: valueStart) ?? JSONTokens.value(bytes, at: valueStart)?.end else {
                     throw PayloadDecoder.corrupted(path?.codingPath ?? [], "malformed member value")
                 }
-                body(Member(key: (keyStart + 1)..<(key.end - 1), keyHasEscapes: key.hasEscapes, value: valueStart..<value.end, in: bytes))
-                i = JSONTokens.skipWhitespace(bytes, from: value.end)
+                body(Member(key: (keyStart + 1)..<(key.end - 1), keyHasEscapes: key.hasEscapes, value: valueStart..<valueEnd, in: bytes))
+                i = skipSpace(bytes, from: valueEnd)
                 guard i < bytes.count else { throw PayloadDecoder.corrupted(path?.codingPath ?? [], "unterminated object") }
                 if bytes[i] == UInt8(ascii: "}") {
                     guard i + 1 == bytes.count else { throw PayloadDecoder.corrupted(path?.codingPath ?? [], "bytes after the object") }
                     return
                 }
                 guard bytes[i] == UInt8(ascii: ",") else { throw PayloadDecoder.corrupted(path?.codingPath ?? [], "expected ',' or '}'") }
-                i = JSONTokens.skipWhitespace(bytes, from: i + 1)
+                i = skipSpace(bytes, from: i + 1)
             }
         }
     }
@@ -190,6 +198,96 @@ final class PayloadObject: ManagedBuffer<PayloadObjectHeader, PayloadMember> {
             member.keyHasEscapes ? JSONTokens.decodeString(raw, from: Int(member.keyStart), to: Int(member.keyEnd))
                                  : String(decoding: UnsafeRawBufferPointer(rebasing: raw[member.key]), as: UTF8.self)
         }
+    }
+}
+
+/// The tokens of a typical payload, scanned here instead of by `JSONTokens` (a call into
+/// another module per token): ASCII strings without escapes, numbers, literals.
+///
+/// Each either gives exactly the end `JSONTokens` would give or nil, and nil sends the
+/// token to `JSONTokens`, which decides (escapes, non-ASCII text, containers, malformed
+/// input): what is accepted and rejected is the lexer's, as before.
+enum PlainTokens {
+    /// The end of the plain token at `offset`; nil when it is not one.
+    static func value(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Int? {
+        guard offset < bytes.count else { return nil }
+        switch bytes[offset] {
+        case UInt8(ascii: "\""): return string(bytes, at: offset)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return number(bytes, at: offset)
+        case UInt8(ascii: "t"): return literal(bytes, at: offset, 0x6575_7274, length: 4)  // "true"
+        case UInt8(ascii: "f"): return literal(bytes, at: offset, 0x65_736C_6166, length: 5)  // "false"
+        case UInt8(ascii: "n"): return literal(bytes, at: offset, 0x6C6C_756E, length: 4)  // "null"
+        default: return nil
+        }
+    }
+
+    /// The end of the string at `offset` when it is printable ASCII without escapes.
+    static func string(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Int? {
+        guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else { return nil }
+        var i = offset + 1
+        while i + 8 <= bytes.count {
+            let special = specialBytes(UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)))
+            if special == 0 {
+                i += 8
+                continue
+            }
+            i += special.trailingZeroBitCount >> 3
+            return bytes[i] == UInt8(ascii: "\"") ? i + 1 : nil
+        }
+        while i < bytes.count {
+            let byte = bytes[i]
+            if byte == UInt8(ascii: "\"") { return i + 1 }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x80 { return nil }
+            i += 1
+        }
+        return nil
+    }
+
+    /// The high bit of each byte lane of `word` holding a quote, a backslash, a byte below
+    /// 0x20 or one of 0x80 and above (HeraldWire's string scanner's test): exact for the
+    /// lowest such lane.
+    private static func specialBytes(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let quotes = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
+        let backslashes = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
+        let quoteHits = (quotes &- ones) & ~quotes
+        let backslashHits = (backslashes &- ones) & ~backslashes
+        let controlHits = (word &- ones &* 0x20) & ~word
+        return (quoteHits | backslashHits | controlHits | word) & 0x8080_8080_8080_8080
+    }
+
+    /// The end of the number at `offset` (RFC 8259's grammar, as HeraldWire's lexer reads it).
+    static func number(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Int? {
+        func isDigit(_ index: Int) -> Bool { index < bytes.count && bytes[index] &- UInt8(ascii: "0") < 10 }
+        var i = offset
+        if bytes[i] == UInt8(ascii: "-") { i += 1 }
+        guard isDigit(i) else { return nil }
+        if bytes[i] == UInt8(ascii: "0") {
+            i += 1
+            if isDigit(i) { return nil }
+        } else {
+            while isDigit(i) { i += 1 }
+        }
+        if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
+            i += 1
+            guard isDigit(i) else { return nil }
+            while isDigit(i) { i += 1 }
+        }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E") {
+            i += 1
+            if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
+            guard isDigit(i) else { return nil }
+            while isDigit(i) { i += 1 }
+        }
+        return i
+    }
+
+    /// The end of the literal whose bytes (first in the low byte) are `word`.
+    private static func literal(_ bytes: UnsafeRawBufferPointer, at offset: Int, _ word: UInt64, length: Int) -> Int? {
+        guard offset + length <= bytes.count else { return nil }
+        var actual: UInt64 = 0
+        for index in 0..<length { actual |= UInt64(bytes[offset + index]) << (UInt64(index) * 8) }
+        return actual == word ? offset + length : nil
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Herald
+import HeraldWire
 import Testing
 
 /// The edges of `PayloadDecoder`'s primitive fields, which parse a member's range in place
@@ -162,6 +163,31 @@ import Testing
             #expect(context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue } == ["a", "1", "1"])
         } catch {
             Issue.record("\(error)")
+        }
+    }
+}
+
+/// `PlainTokens` scans a payload's usual tokens itself: it must give `JSONTokens`'s end for each
+/// token it takes, and nil (leaving it to `JSONTokens`) for anything else.
+@Suite struct PlainTokensTests {
+    @Test func plainTokensEndWhereTheLexerSays() {
+        let tokens = [
+            #""""#, #""a""#, #""ACME","#, #""0123456789abcdef""#, #""01234567""#, #""a\"b""#, #""é""#, "\"a\u{1}\"", #""unterminated"#,
+            "0", "-0", "7,", "123.45}", "-1.5e3", "1E+2", "1e-7", "01", "1.", "-", "1.e3", "1e", "-a", "9223372036854775808",
+            "true", "false", "null", "tru", "nul", "fals", "truex", "[1]", "{}", "x",
+        ]
+        for token in tokens {
+            let bytes = Array(token.utf8)
+            bytes.withUnsafeBytes { raw in
+                let lexer = JSONTokens.value(raw, at: 0)?.end
+                if let plain = PlainTokens.value(raw, at: 0) {
+                    #expect(plain == lexer, "\(token)")
+                }
+            }
+        }
+        // The usual tokens are taken here, not left to the lexer.
+        for token in [#""ACME""#, "123.45", "-7", "true", "false", "null"] {
+            #expect(Array(token.utf8).withUnsafeBytes { PlainTokens.value($0, at: 0) } == token.utf8.count, "\(token)")
         }
     }
 }
