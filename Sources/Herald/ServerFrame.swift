@@ -129,8 +129,13 @@ struct JSONCursor {
         while true {
             skipSpace()
             let keyStart = index
-            guard skipString() else { return false }
-            let key = FieldKey(bytes: bytes, quoted: keyStart..<index)
+            let key: FieldKey
+            if let short = shortKey() {
+                key = short
+            } else {
+                guard skipString() else { return false }
+                key = FieldKey(bytes: bytes, quoted: keyStart..<index)
+            }
             if key.packed == nil, Self.decodeString(UnsafeRawBufferPointer(rebasing: bytes[keyStart..<index])) == nil { return false }
             skipSpace()
             guard take(UInt8(ascii: ":")) else { return false }
@@ -152,7 +157,24 @@ struct JSONCursor {
         return true
     }
 
+    /// A plain key of at most 7 bytes at `index` (its opening quote), read and packed from one
+    /// 8-byte load; nil (nothing moved) for anything else, which the general path reads.
+    private mutating func shortKey() -> FieldKey? {
+        guard index + 9 <= bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+        let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index + 1, as: UInt64.self))
+        let hits = Self.lanes(word, equalTo: UInt8(ascii: "\"")) | Self.lanes(word, equalTo: UInt8(ascii: "\\"))
+        let length = hits.trailingZeroBitCount >> 3
+        // The first special byte must be the closing quote, within the first 7.
+        guard length <= 7, bytes[index + 1 + length] == UInt8(ascii: "\"") else { return nil }
+        let contents = length == 0 ? 0 : word & (UInt64.max >> (64 - UInt64(length) * 8))
+        let key = FieldKey(quoted: index..<(index + length + 2), packed: UInt64(length) << 56 | contents)
+        index += length + 2
+        return key
+    }
+
     private mutating func skipSpace() {
+        // Daemon frames have no whitespace: one comparison usually decides.
+        if index < bytes.count, bytes[index] > 0x20 { return }
         while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 || bytes[index] == 0x0A || bytes[index] == 0x0D {
             index += 1
         }
@@ -297,6 +319,11 @@ struct FieldKey {
     let quoted: Range<Int>
     /// Up to 7 bytes and the length in the top byte; nil for longer keys or keys with escapes.
     let packed: UInt64?
+
+    init(quoted: Range<Int>, packed: UInt64?) {
+        self.quoted = quoted
+        self.packed = packed
+    }
 
     init(bytes: UnsafeRawBufferPointer, quoted: Range<Int>) {
         self.quoted = quoted

@@ -118,3 +118,21 @@ import Testing
         }
     }
 }
+
+/// Keys of up to 7 plain bytes are packed from one 8-byte load (`JSONCursor.shortKey`); every
+/// other key takes the byte-by-byte path: both must pack as `FieldKey.packed` does.
+@Suite struct FrameKeyTests {
+    @Test func keysPackAsFieldKeyDoes() throws {
+        let keys = ["", "a", "ab", "event", "dropped", "abcdefg", "abcdefgh", "abcdefghijk", #"a\"b"#, #"\u0061"#, "sé", "1234567\\\\"]
+        for key in keys {
+            for tail in [#","z":0}"#, "}", #","longer_tail_key":[1,2,3]}"#] {
+                let line = #"{""# + key + #"":1"# + tail
+                let frame = try #require(ServerFrame(Array(line.utf8)), "\(line)")
+                let contents = Array(key.utf8)
+                let expected = contents.contains(UInt8(ascii: "\\")) ? nil : FieldKey.packed(contents)
+                #expect(frame.fields.first?.key.packed == expected, "\(line)")
+                #expect(frame.fields.first?.range == (contents.count + 4)..<(contents.count + 5), "\(line)")
+            }
+        }
+    }
+}
