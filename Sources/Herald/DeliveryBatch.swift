@@ -10,14 +10,22 @@ import Dispatch
 /// before any other frame is handled (a `removed`, an answer), so a subscription's end still
 /// comes after its events.
 struct DeliveryBatch {
-    private var items: [(binding: SubscriptionBinding, event: IncomingEvent, finished: Bool)] = []
+    /// A struct, not a tuple: freeing an array of tuples went through the runtime's generic
+    /// tuple destructor, element by element.
+    private struct Item {
+        let binding: SubscriptionBinding
+        let event: IncomingEvent
+        let finished: Bool
+    }
+
+    private var items: [Item] = []
 
     /// Whether nothing is waiting.
     var isEmpty: Bool { items.isEmpty }
 
     /// Adds one event for `binding`.
     mutating func append(_ binding: SubscriptionBinding, _ event: IncomingEvent, finished: Bool) {
-        items.append((binding, event, finished))
+        items.append(Item(binding: binding, event: event, finished: finished))
     }
 
     /// Hands every collected event to its queue (one block per queue) or stream (one append per

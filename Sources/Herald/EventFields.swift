@@ -5,47 +5,103 @@
 /// keys finds them all at once. The first occurrence of a repeated key wins, as with
 /// `ServerFrame.range(_:)`.
 struct EventFields {
-    var event: Range<Int>?
-    var sub: Range<Int>?
-    var from: Range<Int>?
-    var seq: Range<Int>?
-    var args: Range<Int>?
-    var last: Range<Int>?
-    var dropped: Range<Int>?
-    var replay: Range<Int>?
-    var kind: Range<Int>?
-    var rev: Range<Int>?
-    var reply: Range<Int>?
-    var index: Range<Int>?
-    var remove: Range<Int>?
-    var insert: Range<Int>?
-    var data: Range<Int>?
-    var value: Range<Int>?
+    // Each range packed into one word (start in the high half, end in the low half; 0 for
+    // absent: a value never ends at offset 0). With sixteen `Range<Int>?` (384 bytes) the
+    // struct was copied with `memmove` on the way out of every read.
+    private var eventSpan: UInt64 = 0
+    private var subSpan: UInt64 = 0
+    private var fromSpan: UInt64 = 0
+    private var seqSpan: UInt64 = 0
+    private var argsSpan: UInt64 = 0
+    private var lastSpan: UInt64 = 0
+    private var droppedSpan: UInt64 = 0
+    private var replaySpan: UInt64 = 0
+    private var kindSpan: UInt64 = 0
+    private var revSpan: UInt64 = 0
+    private var replySpan: UInt64 = 0
+    private var indexSpan: UInt64 = 0
+    private var removeSpan: UInt64 = 0
+    private var insertSpan: UInt64 = 0
+    private var dataSpan: UInt64 = 0
+    private var valueSpan: UInt64 = 0
+
+    var event: Range<Int>? { Self.range(eventSpan) }
+    var sub: Range<Int>? { Self.range(subSpan) }
+    var from: Range<Int>? { Self.range(fromSpan) }
+    var seq: Range<Int>? { Self.range(seqSpan) }
+    var args: Range<Int>? { Self.range(argsSpan) }
+    var last: Range<Int>? { Self.range(lastSpan) }
+    var dropped: Range<Int>? { Self.range(droppedSpan) }
+    var replay: Range<Int>? { Self.range(replaySpan) }
+    var kind: Range<Int>? { Self.range(kindSpan) }
+    var rev: Range<Int>? { Self.range(revSpan) }
+    var reply: Range<Int>? { Self.range(replySpan) }
+    var index: Range<Int>? { Self.range(indexSpan) }
+    var remove: Range<Int>? { Self.range(removeSpan) }
+    var insert: Range<Int>? { Self.range(insertSpan) }
+    var data: Range<Int>? { Self.range(dataSpan) }
+    var value: Range<Int>? { Self.range(valueSpan) }
+
+    /// The range packed in `span`; nil when absent.
+    private static func range(_ span: UInt64) -> Range<Int>? {
+        span == 0 ? nil : Int(span >> 32)..<Int(span & 0xFFFF_FFFF)
+    }
 
     /// Finds the fields of `frame` (every event key is short and plain, so packed).
     init(_ frame: ServerFrame) {
+        guard UInt64(frame.bytes.count) <= UInt64(UInt32.max) else { return }
         for field in frame.fields {
-            guard let key = field.key.packed else { continue }
-            let range = field.range
-            switch key {
-            case Keys.event: if event == nil { event = range }
-            case Keys.sub: if sub == nil { sub = range }
-            case Keys.from: if from == nil { from = range }
-            case Keys.seq: if seq == nil { seq = range }
-            case Keys.args: if args == nil { args = range }
-            case Keys.last: if last == nil { last = range }
-            case Keys.dropped: if dropped == nil { dropped = range }
-            case Keys.replay: if replay == nil { replay = range }
-            case Keys.kind: if kind == nil { kind = range }
-            case Keys.rev: if rev == nil { rev = range }
-            case Keys.reply: if reply == nil { reply = range }
-            case Keys.index: if index == nil { index = range }
-            case Keys.remove: if remove == nil { remove = range }
-            case Keys.insert: if insert == nil { insert = range }
-            case Keys.data: if data == nil { data = range }
-            case Keys.value: if value == nil { value = range }
-            default: break
-            }
+            record(field.key.packed, field.range)
+        }
+    }
+
+    /// Reads an `event` frame straight from the line's bytes (the read buffer), with no copy
+    /// of the line and no list of its fields.
+    ///
+    /// Why: on the event path the line was copied into an array, split into an array of
+    /// fields, and scanned again for these ranges: two allocations and two passes per event.
+    /// - Parameter line: one line from the daemon.
+    /// - Returns: nil when the line is not one JSON object (as `ServerFrame` reads it) whose
+    ///   first key is a plain `event`; the caller then takes the general path, which reports
+    ///   or handles it as before.
+    init?(line: UnsafeRawBufferPointer) {
+        guard UInt64(line.count) <= UInt64(UInt32.max) else { return nil }
+        var fields = EventFields()
+        var isEvent: Bool?
+        var cursor = JSONCursor(bytes: line)
+        let wellFormed = cursor.forEachTopLevelField { key, range in
+            if isEvent == nil { isEvent = key.packed == Keys.event }
+            fields.record(key.packed, range)
+        }
+        guard wellFormed, isEvent == true else { return nil }
+        self = fields
+    }
+
+    private init() {}
+
+    /// Notes one field: the first occurrence of a known key wins. Only called with ranges of
+    /// lines shorter than 4 GiB (`init?(line:)` checks; a daemon frame never comes close).
+    private mutating func record(_ packed: UInt64?, _ range: Range<Int>) {
+        guard let key = packed else { return }
+        let span = UInt64(truncatingIfNeeded: range.lowerBound) << 32 | UInt64(truncatingIfNeeded: range.upperBound)
+        switch key {
+        case Keys.event: if eventSpan == 0 { eventSpan = span }
+        case Keys.sub: if subSpan == 0 { subSpan = span }
+        case Keys.from: if fromSpan == 0 { fromSpan = span }
+        case Keys.seq: if seqSpan == 0 { seqSpan = span }
+        case Keys.args: if argsSpan == 0 { argsSpan = span }
+        case Keys.last: if lastSpan == 0 { lastSpan = span }
+        case Keys.dropped: if droppedSpan == 0 { droppedSpan = span }
+        case Keys.replay: if replaySpan == 0 { replaySpan = span }
+        case Keys.kind: if kindSpan == 0 { kindSpan = span }
+        case Keys.rev: if revSpan == 0 { revSpan = span }
+        case Keys.reply: if replySpan == 0 { replySpan = span }
+        case Keys.index: if indexSpan == 0 { indexSpan = span }
+        case Keys.remove: if removeSpan == 0 { removeSpan = span }
+        case Keys.insert: if insertSpan == 0 { insertSpan = span }
+        case Keys.data: if dataSpan == 0 { dataSpan = span }
+        case Keys.value: if valueSpan == 0 { valueSpan = span }
+        default: break
         }
     }
 

@@ -57,24 +57,39 @@ final class IncomingEvent: Sendable {
     let data: RawJSON?
 
     /// Builds an event from an `event` frame; nil when it lacks `event` or `sub`.
-    init?(frame: ServerFrame) {
+    convenience init?(frame: ServerFrame) {
         let fields = EventFields(frame)
-        guard let channel = fields.event.flatMap(frame.string(at:)), let sub = fields.sub.flatMap(frame.string(at:)) else { return nil }
-        var metadata = EventMetadata(
-            channel: Channel(verbatim: channel), subscription: sub, sender: fields.from.flatMap(frame.string(at:)),
-            seq: fields.seq.flatMap(frame.int(at:)), args: fields.args.map(frame.raw(at:)),
-            isLast: fields.last.flatMap(frame.bool(at:)) == true,
-            dropped: fields.dropped.flatMap(frame.int(at:)) ?? 0, isReplay: fields.replay.flatMap(frame.bool(at:)) == true,
-            kind: fields.kind.flatMap(frame.string(at:)), rev: fields.rev.flatMap(frame.int(at:)),
-            replyToken: fields.reply.flatMap(frame.string(at:)))
-        if metadata.kind == "index" || metadata.kind == "splice" {
-            metadata.index = fields.index.flatMap(frame.int(at:))
-            metadata.remove = fields.remove.flatMap(frame.int(at:))
-            metadata.insert = fields.insert.map(frame.raw(at:))
-        }
-        self.metadata = metadata
+        guard let event = frame.bytes.withUnsafeBytes({ IncomingEvent(line: $0, fields: fields) }) else { return nil }
+        self.init(metadata: event.metadata, data: event.data)
+    }
+
+    /// Builds an event from the line an `event` frame was read from, copying only what the
+    /// event keeps (its `data`, `args` and strings); nil when it lacks `event` or `sub`.
+    init?(line: UnsafeRawBufferPointer, fields: EventFields) {
+        func slice(_ range: Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: line[range]) }
+        func string(_ range: Range<Int>?) -> String? { range.flatMap { JSONCursor.decodeString(slice($0)) } }
+        func int(_ range: Range<Int>?) -> Int? { range.flatMap { JSONCursor.decodeInt(slice($0)) } }
+        func bool(_ range: Range<Int>?) -> Bool? { range.flatMap { JSONCursor.decodeBool(slice($0)) } }
+        func raw(_ range: Range<Int>?) -> RawJSON? { range.map { RawJSON(bytes: Array(slice($0))) } }
+        guard let channel = string(fields.event), let sub = string(fields.sub) else { return nil }
+        // Built in place: a local copy assigned afterwards cost a copy and a destroy of the
+        // whole struct per event.
+        let kind = string(fields.kind)
+        let isList = kind == "index" || kind == "splice"
+        metadata = EventMetadata(
+            channel: Channel(verbatim: channel), subscription: sub, sender: string(fields.from),
+            seq: int(fields.seq), args: raw(fields.args), isLast: bool(fields.last) == true,
+            dropped: int(fields.dropped) ?? 0, isReplay: bool(fields.replay) == true,
+            kind: kind, rev: int(fields.rev), replyToken: string(fields.reply),
+            index: isList ? int(fields.index) : nil, remove: isList ? int(fields.remove) : nil,
+            insert: isList ? raw(fields.insert) : nil)
         // State events carry their payload as `value` (docs/protocol.md "Retained values").
-        data = (fields.data ?? fields.value).map(frame.raw(at:))
+        data = raw(fields.data ?? fields.value)
+    }
+
+    private init(metadata: EventMetadata, data: RawJSON?) {
+        self.metadata = metadata
+        self.data = data
     }
 
     /// Decodes `data` into `Event`; an absent `data` decodes as `{}` (an event with no fields).

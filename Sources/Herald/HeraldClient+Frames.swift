@@ -252,27 +252,59 @@ extension HeraldClient {
             report(.malformedFrame(String(decoding: frame.bytes.prefix(200), as: UTF8.self)))
             return
         }
-        let name = event.metadata.subscription
-        let isLast = event.metadata.isLast
-        let isSnapshot = event.metadata.kind == "current"
-        let seq = event.metadata.seq
-        let target = state.withLock { state -> (SubscriptionBinding, Bool)? in
-            guard let index = state.subscriptions.index(forKey: name) else { return nil }
-            // In place (`inout` through the dictionary's modify accessor): copying the record
-            // out and back per event cost a dozen retains and releases.
-            let outcome = Self.countDelivery(&state.subscriptions.values[index], seq: isSnapshot ? nil : seq, isLast: isLast)
-            guard let (binding, finished, ownerGone) = outcome else { return nil }
-            if ownerGone {
-                state.subscriptions[name] = nil
-                _ = state.enqueue(unsubscribeLine(name))
-                binding.cancel()
-                return nil
+        route(event)
+    }
+
+    /// Reads an `event` line straight from the read buffer, without copying the line.
+    /// - Returns: nil when it is not a well-formed event frame: the caller then handles (and
+    ///   reports) the line on the general path, `handleLine`.
+    func incomingEvent(line: UnsafeRawBufferPointer) -> IncomingEvent? {
+        guard let fields = EventFields(line: line) else { return nil }
+        return IncomingEvent(line: line, fields: fields)
+    }
+
+    /// Counts an event against its subscription and queues it for the handler.
+    private func route(_ event: IncomingEvent) {
+        route([event])
+    }
+
+    /// Counts events against their subscriptions and queues them for their handlers, in order,
+    /// under one lock.
+    ///
+    /// Why together: a read holds hundreds of events, and taking the lock and hashing the
+    /// subscription's name per event was a good part of the raw path; consecutive events for
+    /// one subscription (the usual case) reuse its dictionary index.
+    func route(_ events: [IncomingEvent]) {
+        state.withLock { state in
+            var cachedName: String?
+            var cachedIndex: Dictionary<String, SubscriptionRecord>.Index?
+            for event in events {
+                let name = event.metadata.subscription
+                let index: Dictionary<String, SubscriptionRecord>.Index
+                if let cachedIndex, cachedName == name {
+                    index = cachedIndex
+                } else {
+                    guard let found = state.subscriptions.index(forKey: name) else { continue }
+                    (cachedName, cachedIndex, index) = (name, found, found)
+                }
+                // In place (`inout` through the dictionary's modify accessor): copying the record
+                // out and back per event cost a dozen retains and releases. (Changing a value
+                // keeps the dictionary's indices valid; removing a key below does not.)
+                let seq = event.metadata.kind == "current" ? nil : event.metadata.seq
+                let outcome = Self.countDelivery(&state.subscriptions.values[index], seq: seq, isLast: event.metadata.isLast)
+                guard let (binding, finished, ownerGone) = outcome else { continue }
+                if ownerGone || finished {
+                    state.subscriptions[name] = nil
+                    (cachedName, cachedIndex) = (nil, nil)
+                }
+                if ownerGone {
+                    _ = state.enqueue(unsubscribeLine(name))
+                    binding.cancel()
+                    continue
+                }
+                loop.deliveries.append(binding, event, finished: finished)
             }
-            if finished { state.subscriptions[name] = nil }
-            return (binding, finished)
         }
-        guard let (binding, finished) = target else { return }
-        loop.deliveries.append(binding, event, finished: finished)
     }
 
     /// One event for `record`: counts it against `max`, remembers its `seq`.

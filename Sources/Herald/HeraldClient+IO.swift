@@ -109,17 +109,28 @@ extension HeraldClient {
             }
             loop.lastHeard = IOLoop.now
             loop.pingSent = false
+            // Event lines are read as the framer finds them, from the read buffer itself (no
+            // copy of the line), and routed together after the feed. Any other line may end the
+            // link or reset the framer, so it is copied and handled after those events, and so
+            // is every line after it (order kept).
+            var events: [IncomingEvent] = []
             var lines: [[UInt8]] = []
             var overlong = 0
             loop.readBuffer.withUnsafeBytes { raw in
                 loop.framer.feed(UnsafeRawBufferPointer(rebasing: raw[0..<count])) { framed in
                     switch framed {
-                    case .line(let line): lines.append(Array(line))
+                    case .line(let line):
+                        if lines.isEmpty, let event = incomingEvent(line: line) {
+                            events.append(event)
+                        } else {
+                            lines.append(Array(line))
+                        }
                     case .tooLong(let length): overlong = length
                     }
                 }
             }
             if overlong > 0 { report(.malformedFrame("line of \(overlong)+ bytes exceeds maxLine")) }
+            if !events.isEmpty { route(events) }
             for line in lines {
                 guard loop.socket != nil else { break }
                 handleLine(line)

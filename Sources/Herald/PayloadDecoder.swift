@@ -16,25 +16,37 @@ import HeraldWire
 /// Foundation's. `Data` is base64 text, `URL` a string and `Decimal` a number, as with
 /// `JSONDecoder`'s default strategies; `Date` uses its own `Codable` (seconds since 2001),
 /// which is `JSONDecoder`'s default too.
+///
+/// Three words (bytes, packed range, path): a value of at most three words is stored inside the
+/// `any Decoder` existential that `init(from:)` receives, so handing the decoder to the
+/// event's `init(from:)` allocates nothing (at nine words it was a heap box per event).
 struct PayloadDecoder: Decoder {
     let source: PayloadSource
+    /// The value's range, packed: `decode` declines payloads of 4 GiB or more.
+    private let span: PayloadSpan
+    /// This value's place in the payload (nil at the top level); the coding path is built
+    /// from it only when asked for (errors, `codingPath`), never per decoded field.
+    let path: PayloadPath?
+
     /// The value's first byte.
-    let start: Int
+    var start: Int { Int(span.start) }
     /// Just past the value (for the top level: past its last non-whitespace byte).
-    let end: Int
-    /// The path of the container holding this value (shared, not copied per value).
-    let parentPath: [any CodingKey]
-    /// This value's key in that container; nil at the top level.
-    let key: (any CodingKey)?
-    /// Built only when asked for (errors, nested containers), not per decoded field.
-    var codingPath: [any CodingKey] { key.map { parentPath + [$0] } ?? parentPath }
+    var end: Int { Int(span.end) }
+    var codingPath: [any CodingKey] { path?.codingPath ?? [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    init(source: PayloadSource, range: Range<Int>, path: PayloadPath?) {
+        self.source = source
+        span = PayloadSpan(range)
+        self.path = path
+    }
 
     /// Decodes `type` from a complete JSON text.
     /// - Parameter bytes: one JSON value, optionally surrounded by whitespace.
     /// - Returns: the value.
     /// - Throws: a `DecodingError` (the caller then asks `JSONDecoder`).
     static func decode<Value: Decodable>(_ type: Value.Type, from bytes: [UInt8]) throws -> Value {
+        guard PayloadSpan.fits(bytes.count) else { throw PayloadDecoder.corrupted([], "payload of 4 GiB or more") }
         let source = PayloadSource(bytes)
         let (start, end) = bytes.withUnsafeBytes { raw -> (Int, Int) in
             var end = raw.count
@@ -47,7 +59,7 @@ struct PayloadDecoder: Decoder {
             let scanned = bytes.withUnsafeBytes { JSONTokens.value($0, at: start) }
             guard scanned?.end == end else { throw PayloadDecoder.corrupted([], "malformed payload") }
         }
-        return try PayloadDecoder(source: source, start: start, end: end, parentPath: [], key: nil).decodeValue(Value.self)
+        return try PayloadDecoder(source: source, range: start..<end, path: nil).decodeValue(Value.self)
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
@@ -64,12 +76,7 @@ struct PayloadDecoder: Decoder {
 
     /// The decoder of a member or element at `range`, one coding-path step down.
     func child(_ range: Range<Int>, key: any CodingKey) -> PayloadDecoder {
-        child(range, parentPath: codingPath, key: key)
-    }
-
-    /// The same, with the parent's path already built (a container builds it once).
-    func child(_ range: Range<Int>, parentPath: [any CodingKey], key: any CodingKey) -> PayloadDecoder {
-        PayloadDecoder(source: source, start: range.lowerBound, end: range.upperBound, parentPath: parentPath, key: key)
+        PayloadDecoder(source: source, range: range, path: PayloadPath(parent: path, key: key))
     }
 
     /// The first byte of the value.
@@ -77,6 +84,20 @@ struct PayloadDecoder: Decoder {
 
     /// Decodes any `Decodable`, with `JSONDecoder`'s default handling of Foundation types.
     func decodeValue<Value: Decodable>(_ type: Value.Type) throws -> Value {
+        // Structs (the usual payload) go straight to their `init(from:)`; the primitive
+        // checks live apart because their casts need `Optional<Value>`'s metadata, a runtime
+        // cache lookup per call that every struct payload paid when they were inline here.
+        if Value.self == String.self || Value.self == Int.self || Value.self == Double.self || Value.self == Bool.self
+            || Value.self == Data.self || Value.self == URL.self || Value.self == Decimal.self {
+            return try foundationValue(Value.self)
+        }
+        return try Value(from: self)
+    }
+
+    /// The primitives and Foundation types `decodeValue` parses itself (any other type goes
+    /// to its own `init(from:)`).
+    @inline(never)
+    private func foundationValue<Value: Decodable>(_ type: Value.Type) throws -> Value {
         if Value.self == String.self, let text = try decodeString() as? Value { return text }
         if Value.self == Int.self, let number = try decodeInt() as? Value { return number }
         if Value.self == Double.self, let number = try decodeDouble() as? Value { return number }
@@ -125,6 +146,52 @@ struct PayloadDecoder: Decoder {
 
     static func corrupted(_ path: [any CodingKey], _ why: String) -> DecodingError {
         DecodingError.dataCorrupted(DecodingError.Context(codingPath: path, debugDescription: why))
+    }
+}
+
+/// A value's range in its payload as two 32-bit offsets, so `PayloadDecoder` fits in three words.
+struct PayloadSpan {
+    /// Whether offsets into a payload of `count` bytes fit.
+    static func fits(_ count: Int) -> Bool { UInt64(count) <= UInt64(UInt32.max) }
+
+    let start: UInt32
+    let end: UInt32
+
+    /// Packs `range`; the payload's size was checked with `fits` (`PayloadDecoder.decode`).
+    init(_ range: Range<Int>) {
+        start = UInt32(truncatingIfNeeded: range.lowerBound)
+        end = UInt32(truncatingIfNeeded: range.upperBound)
+    }
+}
+
+/// Where a nested value sits: its container's place and its key, linked up to the top level.
+///
+/// A class shared by every value below it, so a child decoder costs one small object (only for
+/// nested `Decodable` values; primitive fields never build one) and the coding path, an array,
+/// is built only when something asks for it (an error message, `codingPath`).
+final class PayloadPath {
+    let parent: PayloadPath?
+    let key: any CodingKey
+
+    init(parent: PayloadPath?, key: any CodingKey) {
+        self.parent = parent
+        self.key = key
+    }
+
+    /// The keys from the top level down to this value.
+    var codingPath: [any CodingKey] {
+        var keys: [any CodingKey] = []
+        var node: PayloadPath? = self
+        while let current = node {
+            keys.append(current.key)
+            node = current.parent
+        }
+        return keys.reversed()
+    }
+
+    /// The path of `key` below `path` (nil: the top level), as an array.
+    static func codingPath(_ path: PayloadPath?, appending key: any CodingKey) -> [any CodingKey] {
+        (path?.codingPath ?? []) + [key]
     }
 }
 

@@ -65,7 +65,12 @@ public struct RawJSON: Sendable, Hashable, CustomStringConvertible {
     /// - Returns: the decoded value.
     /// - Throws: `HeraldClientError.decoding` naming the type and `JSONDecoder`'s complaint.
     public func decode<Value: Decodable>(as type: Value.Type = Value.self) throws(HeraldClientError) -> Value {
-        if let value = try? PayloadDecoder.decode(Value.self, from: bytes) { return value }
+        // A `do`, not `try?`: an `Optional<Value>` costs a runtime metadata lookup per call here.
+        do {
+            return try PayloadDecoder.decode(Value.self, from: bytes)
+        } catch {
+            // Declined: `JSONDecoder` decides, and words the error.
+        }
         do {
             return try JSONDecoder().decode(Value.self, from: Data(bytes))
         } catch {

@@ -20,8 +20,11 @@ struct ServerFrame: Sendable {
     /// - Parameter bytes: one line from the daemon.
     /// - Returns: nil when the line is not one JSON object with string keys.
     init?(_ bytes: [UInt8]) {
-        var cursor = JSONCursor(bytes: bytes)
-        guard let fields = cursor.topLevelFields() else { return nil }
+        let fields = bytes.withUnsafeBytes { raw in
+            var cursor = JSONCursor(bytes: raw)
+            return cursor.topLevelFields()
+        }
+        guard let fields else { return nil }
         self.bytes = bytes
         self.fields = fields
     }
@@ -46,7 +49,7 @@ struct ServerFrame: Sendable {
 
     /// A key's text.
     private func name(of key: FieldKey) -> String {
-        JSONCursor.decodeString(bytes[key.quoted]) ?? ""
+        bytes.withUnsafeBytes { JSONCursor.decodeString(UnsafeRawBufferPointer(rebasing: $0[key.quoted])) } ?? ""
     }
 
     /// The raw value of `key`, or nil when absent.
@@ -76,20 +79,17 @@ struct ServerFrame: Sendable {
 
     /// The value at `range` as a string; nil when it is not one.
     func string(at range: Range<Int>) -> String? {
-        JSONCursor.decodeString(bytes[range])
+        bytes.withUnsafeBytes { JSONCursor.decodeString(UnsafeRawBufferPointer(rebasing: $0[range])) }
     }
 
     /// The value at `range` as an integer; nil when it is not one.
     func int(at range: Range<Int>) -> Int? {
-        JSONCursor.decodeInt(bytes[range])
+        bytes.withUnsafeBytes { JSONCursor.decodeInt(UnsafeRawBufferPointer(rebasing: $0[range])) }
     }
 
     /// The value at `range` as a boolean; nil when it is not one.
     func bool(at range: Range<Int>) -> Bool? {
-        let slice = bytes[range]
-        if slice.elementsEqual("true".utf8) { return true }
-        if slice.elementsEqual("false".utf8) { return false }
-        return nil
+        bytes.withUnsafeBytes { JSONCursor.decodeBool(UnsafeRawBufferPointer(rebasing: $0[range])) }
     }
 
     /// The line as text, for messages and the CLI.
@@ -97,39 +97,57 @@ struct ServerFrame: Sendable {
 }
 
 /// A forward-only walk over one JSON text, just deep enough to find top-level value spans.
+///
+/// Over raw bytes (no bounds-checked `Array` subscripts, no retain of an array per step):
+/// the event path runs it over the read buffer itself, without copying the line first
+/// (`EventFields.init?(line:)`).
 struct JSONCursor {
-    let bytes: [UInt8]
+    let bytes: UnsafeRawBufferPointer
     var index = 0
 
-    init(bytes: [UInt8]) {
+    init(bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
     }
 
     /// The fields of a top-level object, or nil when the text is not one.
     mutating func topLevelFields() -> [(key: FieldKey, range: Range<Int>)]? {
-        skipSpace()
-        guard take(UInt8(ascii: "{")) else { return nil }
         var fields: [(key: FieldKey, range: Range<Int>)] = []
         fields.reserveCapacity(8)
+        guard forEachTopLevelField({ key, range in fields.append((key, range)) }) else { return nil }
+        return fields
+    }
+
+    /// Calls `body` with each top-level field of the object, in wire order.
+    /// - Returns: false when the text is not one JSON object with string keys (`body` may
+    ///   have seen some fields by then: the caller drops what it gathered).
+    mutating func forEachTopLevelField(_ body: (FieldKey, Range<Int>) -> Void) -> Bool {
         skipSpace()
-        if take(UInt8(ascii: "}")) { return fields }
+        guard take(UInt8(ascii: "{")) else { return false }
+        skipSpace()
+        // (An empty object is taken without looking at what follows, as before.)
+        if take(UInt8(ascii: "}")) { return true }
         while true {
             skipSpace()
             let keyStart = index
-            guard skipString() else { return nil }
-            let key = FieldKey(bytes: bytes, quoted: keyStart..<index)
-            if key.packed == nil, Self.decodeString(bytes[keyStart..<index]) == nil { return nil }
+            let key: FieldKey
+            if let short = shortKey() {
+                key = short
+            } else {
+                guard skipString() else { return false }
+                key = FieldKey(bytes: bytes, quoted: keyStart..<index)
+            }
+            if key.packed == nil, Self.decodeString(UnsafeRawBufferPointer(rebasing: bytes[keyStart..<index])) == nil { return false }
             skipSpace()
-            guard take(UInt8(ascii: ":")) else { return nil }
+            guard take(UInt8(ascii: ":")) else { return false }
             skipSpace()
             let valueStart = index
-            guard skipValue(), index > valueStart else { return nil }
-            fields.append((key, valueStart..<index))
+            guard skipValue(), index > valueStart else { return false }
+            body(key, valueStart..<index)
             skipSpace()
             if take(UInt8(ascii: ",")) { continue }
-            guard take(UInt8(ascii: "}")) else { return nil }
+            guard take(UInt8(ascii: "}")) else { return false }
             skipSpace()
-            return index == bytes.count ? fields : nil
+            return index == bytes.count
         }
     }
 
@@ -139,7 +157,24 @@ struct JSONCursor {
         return true
     }
 
+    /// A plain key of at most 7 bytes at `index` (its opening quote), read and packed from one
+    /// 8-byte load; nil (nothing moved) for anything else, which the general path reads.
+    private mutating func shortKey() -> FieldKey? {
+        guard index + 9 <= bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+        let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index + 1, as: UInt64.self))
+        let hits = Self.lanes(word, equalTo: UInt8(ascii: "\"")) | Self.lanes(word, equalTo: UInt8(ascii: "\\"))
+        let length = hits.trailingZeroBitCount >> 3
+        // The first special byte must be the closing quote, within the first 7.
+        guard length <= 7, bytes[index + 1 + length] == UInt8(ascii: "\"") else { return nil }
+        let contents = length == 0 ? 0 : word & (UInt64.max >> (64 - UInt64(length) * 8))
+        let key = FieldKey(quoted: index..<(index + length + 2), packed: UInt64(length) << 56 | contents)
+        index += length + 2
+        return key
+    }
+
     private mutating func skipSpace() {
+        // Daemon frames have no whitespace: one comparison usually decides.
+        if index < bytes.count, bytes[index] > 0x20 { return }
         while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 || bytes[index] == 0x0A || bytes[index] == 0x0D {
             index += 1
         }
@@ -148,7 +183,19 @@ struct JSONCursor {
     /// Skips a string starting at `index` (which must be its opening quote).
     private mutating func skipString() -> Bool {
         guard take(UInt8(ascii: "\"")) else { return false }
-        while index < bytes.count {
+        while true {
+            // Eight bytes at a time to the next quote or backslash.
+            while index + 8 <= bytes.count {
+                let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+                let hits = Self.lanes(word, equalTo: UInt8(ascii: "\"")) | Self.lanes(word, equalTo: UInt8(ascii: "\\"))
+                if hits == 0 {
+                    index += 8
+                    continue
+                }
+                index += hits.trailingZeroBitCount >> 3
+                break
+            }
+            guard index < bytes.count else { return false }
             let byte = bytes[index]
             index += 1
             if byte == UInt8(ascii: "\\") {
@@ -157,7 +204,30 @@ struct JSONCursor {
                 return index <= bytes.count
             }
         }
-        return false
+    }
+
+    /// The high bit of each byte lane of `word` that equals `byte`: exact for the lowest such
+    /// lane (the borrow of the classic zero-byte test can only flag lanes above a real hit).
+    private static func lanes(_ word: UInt64, equalTo byte: UInt8) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let x = word ^ (ones &* UInt64(byte))
+        return (x &- ones) & ~x & 0x8080_8080_8080_8080
+    }
+
+    /// Moves `index` to the next quote, brace or bracket (or to the last eight bytes).
+    private mutating func skipToStructure() {
+        while index + 8 <= bytes.count {
+            let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            // `b | 0x20` is `{` exactly for `{` and `[`, and `}` exactly for `}` and `]`.
+            let folded = word | 0x2020_2020_2020_2020
+            let hits = Self.lanes(word, equalTo: UInt8(ascii: "\"")) | Self.lanes(folded, equalTo: UInt8(ascii: "{"))
+                | Self.lanes(folded, equalTo: UInt8(ascii: "}"))
+            if hits != 0 {
+                index += hits.trailingZeroBitCount >> 3
+                return
+            }
+            index += 8
+        }
     }
 
     /// Skips one value of any kind; containers are skipped by depth, strings respected.
@@ -185,6 +255,7 @@ struct JSONCursor {
                     break
                 }
                 index += 1
+                skipToStructure()
             }
             return false
         default:
@@ -202,9 +273,9 @@ struct JSONCursor {
     }
 
     /// Decodes a quoted JSON string; escapes go through `JSONDecoder` (rare in server frames).
-    static func decodeString(_ slice: ArraySlice<UInt8>) -> String? {
-        guard slice.count >= 2, slice.first == UInt8(ascii: "\""), slice.last == UInt8(ascii: "\"") else { return nil }
-        let inner = slice.dropFirst().dropLast()
+    static func decodeString(_ slice: UnsafeRawBufferPointer) -> String? {
+        guard slice.count >= 2, slice[0] == UInt8(ascii: "\""), slice[slice.count - 1] == UInt8(ascii: "\"") else { return nil }
+        let inner = UnsafeRawBufferPointer(rebasing: slice[1..<(slice.count - 1)])
         if !inner.contains(UInt8(ascii: "\\")) {
             return String(decoding: inner, as: UTF8.self)
         }
@@ -212,23 +283,32 @@ struct JSONCursor {
     }
 
     /// Decodes an integer written without fraction or exponent; nil on anything else or overflow.
-    static func decodeInt(_ slice: ArraySlice<UInt8>) -> Int? {
-        var digits = slice[...]
+    static func decodeInt(_ slice: UnsafeRawBufferPointer) -> Int? {
+        var index = 0
         var negative = false
-        if digits.first == UInt8(ascii: "-") {
+        if slice.count > 0, slice[0] == UInt8(ascii: "-") {
             negative = true
-            digits = digits.dropFirst()
+            index = 1
         }
-        guard !digits.isEmpty else { return nil }
+        guard index < slice.count else { return nil }
         var value = 0
-        for byte in digits {
+        while index < slice.count {
+            let byte = slice[index]
             guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
             let (times, overflow1) = value.multipliedReportingOverflow(by: 10)
             let (sum, overflow2) = times.addingReportingOverflow(Int(byte - UInt8(ascii: "0")))
             guard !overflow1, !overflow2 else { return nil }
             value = sum
+            index += 1
         }
         return negative ? -value : value
+    }
+
+    /// `true` or `false`; nil for anything else.
+    static func decodeBool(_ slice: UnsafeRawBufferPointer) -> Bool? {
+        if slice.elementsEqual("true".utf8) { return true }
+        if slice.elementsEqual("false".utf8) { return false }
+        return nil
     }
 }
 
@@ -240,10 +320,30 @@ struct FieldKey {
     /// Up to 7 bytes and the length in the top byte; nil for longer keys or keys with escapes.
     let packed: UInt64?
 
-    init(bytes: [UInt8], quoted: Range<Int>) {
+    init(quoted: Range<Int>, packed: UInt64?) {
         self.quoted = quoted
-        let contents = bytes[(quoted.lowerBound + 1)..<(quoted.upperBound - 1)]
-        packed = contents.contains(UInt8(ascii: "\\")) ? nil : Self.packed(contents)
+        self.packed = packed
+    }
+
+    init(bytes: UnsafeRawBufferPointer, quoted: Range<Int>) {
+        self.quoted = quoted
+        // `packed(_:)` of the contents, in one loop that also looks for a backslash.
+        let start = quoted.lowerBound + 1
+        let count = quoted.count - 2
+        guard count <= 7 else {
+            packed = nil
+            return
+        }
+        var value = UInt64(count) << 56
+        for offset in 0..<count {
+            let byte = bytes[start + offset]
+            if byte == UInt8(ascii: "\\") {
+                packed = nil
+                return
+            }
+            value |= UInt64(byte) << (UInt64(offset) * 8)
+        }
+        packed = value
     }
 
     /// The packed form of a plain key's bytes; nil when longer than 7 bytes.

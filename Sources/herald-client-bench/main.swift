@@ -1,15 +1,17 @@
 // herald-client-bench: how fast one client subscriber takes events from heraldd, per delivery
 // path, in one run against one daemon (issue 17, "Fast typed decoding"):
 //
-//   herald-client-bench [--port 7400] [--count 200000] [--modes socket,raw,typed,stream,json]
+//   herald-client-bench [--port 7400] [--count 200000] [--modes socket,raw,typed,stream,json,decode]
 //
 //   socket  a plain TCP reader that counts lines: what the daemon delivers to one connection
 //   raw     `subscribe(raw:)`: frames split and routed, no payload decoding
 //   typed   `subscribe(Quote.self)`: the closure path, decoding a 5-field struct per event
 //   stream  `events(Quote.self)`: the same through the AsyncSequence
 //   json    the typed closure path with Foundation's JSONDecoder, for comparison
+//   decode  no daemon: `RawJSON.decode` of the same payload in a loop, the decoder alone
 //
-// A raw TCP publisher sends `--count` events as fast as the daemon takes them; the figures are
+// A raw TCP publisher sends `--count` events (formatted once, before the first mode runs) as
+// fast as the daemon takes them; the figures are
 // events received per second from the first publish to the last event received, and the
 // process's CPU time (user + system, all threads, the in-process publisher included) per
 // event: on a loaded machine the second moves much less than the first, and the client's own
@@ -78,18 +80,29 @@ final class RawConnection {
     }
 }
 
-/// Publishes `count` quotes on a raw connection, in batches of 1,000 lines per write.
-func publish(count: Int, port: Int) {
-    let publisher = RawConnection(port: port)
+/// The `pub` lines for `count` quotes, in batches of about 100 kB (one write each).
+///
+/// Built once, before any mode is measured: formatting them while publishing cost the
+/// process as much CPU as a third of the raw path, in the measured window, on a box whose two
+/// cores are shared by the daemon, the publisher and the subscriber.
+func publishBatches(count: Int) -> [[UInt8]] {
+    var batches: [[UInt8]] = []
     var batch: [UInt8] = []
     for i in 0..<count {
         let line = #"{"op":"pub","ch":"bench.decode","data":{"id":\#(i),"symbol":"ACME","price":123.45,"volume":\#(1000 + i % 977),"live":true}}"# + "\n"
         batch += Array(line.utf8)
         if batch.count > 100_000 || i == count - 1 {
-            publisher.send(batch)
+            batches.append(batch)
             batch.removeAll(keepingCapacity: true)
         }
     }
+    return batches
+}
+
+/// Publishes prepared batches on a raw connection.
+func publish(_ batches: [[UInt8]], port: Int) {
+    let publisher = RawConnection(port: port)
+    for batch in batches { publisher.send(batch) }
     // Keep the connection until the daemon has read it all (it is closed on deinit).
     Thread.sleep(forTimeInterval: 0.5)
     withExtendedLifetime(publisher) {}
@@ -119,18 +132,28 @@ func cpuSeconds() -> Double {
 }
 
 /// One measured run: set up the subscriber, publish, wait; events per second and CPU µs per event.
-func measure(_ mode: String, count: Int, port: Int) async throws -> (rate: Double, cpu: Double) {
+func measure(_ mode: String, count: Int, port: Int, batches: [[UInt8]]) async throws -> (rate: Double, cpu: Double) {
     let start: UInt64
     let finished: Bool
     let counter = Counter(target: count)
     let cpuStart = cpuSeconds()
     switch mode {
+    case "decode":
+        // The decoder alone, on this thread: no daemon, no I/O thread, no publisher.
+        let payloads = (0..<1_000).map { i in
+            RawJSON(#"{"id":\#(i),"symbol":"ACME","price":123.45,"volume":\#(1000 + i % 977),"live":true}"#)
+        }
+        start = DispatchTime.now().uptimeNanoseconds
+        for i in 0..<count {
+            if try payloads[i % payloads.count].decode(as: Quote.self).live { counter.add() }
+        }
+        finished = true
     case "socket":
         let reader = RawConnection(port: port)
         reader.send(Array(#"{"op":"sub","ch":"bench.decode","sub":"s","rid":1}"#.utf8) + [10])
         reader.countLines(2)   // info, then the sub's ok
         start = DispatchTime.now().uptimeNanoseconds
-        Thread.detachNewThread { publish(count: count, port: port) }
+        Thread.detachNewThread { publish(batches, port: port) }
         reader.countLines(count)
         finished = true
     default:
@@ -156,7 +179,7 @@ func measure(_ mode: String, count: Int, port: Int) async throws -> (rate: Doubl
         }
         if let token = keep.first as? Subscription { try await token.ready() }
         start = DispatchTime.now().uptimeNanoseconds
-        Thread.detachNewThread { publish(count: count, port: port) }
+        Thread.detachNewThread { publish(batches, port: port) }
         finished = await Task.detached { counter.wait(seconds: 120) }.value
         withExtendedLifetime(keep) {}
     }
@@ -175,12 +198,13 @@ while let argument = arguments.next() {
     case "--port": port = Int(arguments.next() ?? "") ?? port
     case "--count": count = Int(arguments.next() ?? "") ?? count
     case "--modes": modes = (arguments.next() ?? "").split(separator: ",").map(String.init)
-    default: fail("usage: herald-client-bench [--port P] [--count N] [--modes socket,raw,typed,stream,json]")
+    default: fail("usage: herald-client-bench [--port P] [--count N] [--modes socket,raw,typed,stream,json,decode]")
     }
 }
 var results: [String: (rate: Double, cpu: Double)] = [:]
+let batches = modes == ["decode"] ? [] : publishBatches(count: count)
 for mode in modes {
-    let result = try await measure(mode, count: count, port: port)
+    let result = try await measure(mode, count: count, port: port, batches: batches)
     results[mode] = result
     print("\(mode) \(Int(result.rate)) events/s \(String(format: "%.2f", result.cpu)) cpu_us/event")
 }

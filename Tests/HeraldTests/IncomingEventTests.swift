@@ -61,3 +61,78 @@ import Testing
         }
     }
 }
+
+/// The event path reads `event` lines straight from the read buffer (`EventFields(line:)`):
+/// it must find what the general path (`ServerFrame`, then `EventFields(frame)`) finds, and
+/// decline every line the general path would report or handle otherwise.
+@Suite struct EventLineTests {
+    /// The event as the general path reads it, and as the line path does.
+    private func both(_ line: String) -> (frame: IncomingEvent?, line: IncomingEvent?) {
+        let bytes = Array(line.utf8)
+        let viaFrame = ServerFrame(bytes).flatMap(IncomingEvent.init(frame:))
+        let viaLine = bytes.withUnsafeBytes { raw in
+            EventFields(line: raw).flatMap { IncomingEvent(line: raw, fields: $0) }
+        }
+        return (viaFrame, viaLine)
+    }
+
+    private func same(_ a: IncomingEvent?, _ b: IncomingEvent?) -> Bool {
+        guard let a, let b else { return a == nil && b == nil }
+        let (x, y) = (a.metadata, b.metadata)
+        return x.channel == y.channel && x.subscription == y.subscription && x.sender == y.sender && x.seq == y.seq
+            && x.args == y.args && x.isLast == y.isLast && x.dropped == y.dropped && x.isReplay == y.isReplay
+            && x.kind == y.kind && x.rev == y.rev && x.replyToken == y.replyToken && x.index == y.index
+            && x.remove == y.remove && x.insert == y.insert && a.data == b.data
+    }
+
+    @Test func linesReadAsFramesDo() throws {
+        let lines = [
+            #"{"event":"a.b","sub":"s1","seq":7,"from":"c2","args":{"x":1},"last":true,"dropped":3,"replay":true,"kind":"splice","rev":9,"reply":"r1","index":2,"remove":1,"insert":[4,5],"data":{"k":"v"}}"#,
+            #"{"event":"bench.decode","sub":"h1","seq":12,"from":"c3","data":{"id":1,"symbol":"ACME","price":123.45,"volume":1001,"live":true}}"#,
+            // Strings with quotes, backslashes and braces on and across 8-byte boundaries.
+            #"{"event":"a","sub":"s","data":{"text":"0123456\"}{][\\","more":["}","{",{"x":"\\\""}],"n":-1.5e3}}"#,
+            #"{"event":"a","sub":"s","data":"a long string value \"with\" escapes \\ and } braces {"}"#,
+            #"  {  "event" : "a" , "sub" : "s" , "data" : [ 1 , { "b" : [ ] } ] }  "#,
+            #"{"event":"a","sub":"s","value":{"v":1}}"#,
+            #"{"event":"a","sub":"s1","seq":"7","last":1,"from":5,"seq":8}"#,
+            #"{"event":"a","sub":"s1","se\u0071":3}"#,
+            #"{"event":"a","data":1}"#,
+            #"{"event":7,"sub":"s1"}"#,
+            #"{"event":"a","sub":"s","data":{"unterminated":"}"#,
+            #"{"event":"a","sub":"s","data":{"x":1}} trailing"#,
+            #"{"event":"a","sub":"s","data":"\"#,
+            #"{"event":"a","sub":"s","data":{"deep":[[[[{"a":"]]]]"}]]]]}}"#,
+        ]
+        for line in lines {
+            let (frame, viaLine) = both(line)
+            #expect(same(frame, viaLine), "\(line)")
+        }
+        #expect(both(lines[1]).line?.data?.description == #"{"id":1,"symbol":"ACME","price":123.45,"volume":1001,"live":true}"#)
+        #expect(both(lines[2]).line?.data?.description == #"{"text":"0123456\"}{][\\","more":["}","{",{"x":"\\\""}],"n":-1.5e3}"#)
+    }
+
+    @Test func otherLinesAreLeftToTheGeneralPath() {
+        for line in [#"{"ok":true,"rid":1}"#, #"{"ev\u0065nt":"a","sub":"s"}"#, #"{"sub":"s","event":"a"}"#, "not json", "{}", #"{"event":"a","sub":"s""#] {
+            let present = Array(line.utf8).withUnsafeBytes { EventFields(line: $0) != nil }
+            #expect(!present, "\(line)")
+        }
+    }
+}
+
+/// Keys of up to 7 plain bytes are packed from one 8-byte load (`JSONCursor.shortKey`); every
+/// other key takes the byte-by-byte path: both must pack as `FieldKey.packed` does.
+@Suite struct FrameKeyTests {
+    @Test func keysPackAsFieldKeyDoes() throws {
+        let keys = ["", "a", "ab", "event", "dropped", "abcdefg", "abcdefgh", "abcdefghijk", #"a\"b"#, #"\u0061"#, "sé", "1234567\\\\"]
+        for key in keys {
+            for tail in [#","z":0}"#, "}", #","longer_tail_key":[1,2,3]}"#] {
+                let line = #"{""# + key + #"":1"# + tail
+                let frame = try #require(ServerFrame(Array(line.utf8)), "\(line)")
+                let contents = Array(key.utf8)
+                let expected = contents.contains(UInt8(ascii: "\\")) ? nil : FieldKey.packed(contents)
+                #expect(frame.fields.first?.key.packed == expected, "\(line)")
+                #expect(frame.fields.first?.range == (contents.count + 4)..<(contents.count + 5), "\(line)")
+            }
+        }
+    }
+}

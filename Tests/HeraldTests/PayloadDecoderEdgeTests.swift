@@ -1,5 +1,6 @@
 import Foundation
 @testable import Herald
+import HeraldWire
 import Testing
 
 /// The edges of `PayloadDecoder`'s primitive fields, which parse a member's range in place
@@ -120,5 +121,73 @@ import Testing
         #expect(failure(#"{"inner":{"n":1,"s":"a"},"list":[{"n":2,"s":null}]}"#, as: Outer.self) == "valueNotFound String list.0.s")
         #expect(failure(#"{"inner":{"n":1,"s":"a"},"list":[{"n":9223372036854775808,"s":"b"}]}"#, as: Outer.self) == "dataCorrupted list.0.n")
         #expect(failure(#"{"inner":{"s":"a"},"list":[]}"#, as: Outer.self) == "keyNotFound n inner")
+    }
+}
+
+/// `PayloadObject` keeps its members in the object itself (32 on the stack first, then spilled)
+/// and compares keys by their first eight bytes before the rest.
+@Suite struct PayloadObjectTests {
+    struct Wide: Codable, Equatable {
+        var abcdefgh1: Int
+        var abcdefgh2: Int
+        var abcdefgh: Int
+        var abcdefg: Int
+        var a: Int
+    }
+
+    @Test func keysSharingTheirFirstEightBytes() throws {
+        let json = #"{"abcdefgh2":2,"abcdefgh1":1,"abcdefg":4,"abcdefgh":3,"a":5,"abcdefgh3":9}"#
+        let fast = try PayloadDecoder.decode(Wide.self, from: Array(json.utf8))
+        #expect(fast == Wide(abcdefgh1: 1, abcdefgh2: 2, abcdefgh: 3, abcdefg: 4, a: 5))
+        #expect(fast == (try JSONDecoder().decode(Wide.self, from: Data(json.utf8))))
+    }
+
+    @Test func objectsWithMoreMembersThanTheStackHolds() throws {
+        for count in [0, 1, 31, 32, 33, 100] {
+            let members = (0..<count).map { "\"k\($0)\":\($0)" }
+            let json = "{" + members.joined(separator: ",") + "}"
+            let fast = try PayloadDecoder.decode([String: Int].self, from: Array(json.utf8))
+            #expect(fast == Dictionary(uniqueKeysWithValues: (0..<count).map { ("k\($0)", $0) }), "\(count)")
+        }
+        // The last of a repeated key wins, also past the stack's members.
+        let repeated = "{" + (0..<40).map { "\"n\":\($0)" }.joined(separator: ",") + "}"
+        #expect(try PayloadDecoder.decode(PayloadDecoderEdgeTests.Whole.self, from: Array(repeated.utf8)).n == 39)
+    }
+
+    @Test func nestedPathsInArraysOfPrimitives() {
+        struct Lists: Codable { var a: [[Int]] }
+        do {
+            _ = try PayloadDecoder.decode(Lists.self, from: Array(#"{"a":[[1],[2,"x"]]}"#.utf8))
+            Issue.record("decoded")
+        } catch let DecodingError.typeMismatch(_, context) {
+            #expect(context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue } == ["a", "1", "1"])
+        } catch {
+            Issue.record("\(error)")
+        }
+    }
+}
+
+/// `PlainTokens` scans a payload's usual tokens itself: it must give `JSONTokens`'s end for each
+/// token it takes, and nil (leaving it to `JSONTokens`) for anything else.
+@Suite struct PlainTokensTests {
+    @Test func plainTokensEndWhereTheLexerSays() {
+        let tokens = [
+            #""""#, #""a""#, #""ACME","#, #""0123456789abcdef""#, #""01234567""#, #""a\"b""#, #""é""#, "\"a\u{1}\"", #""unterminated"#,
+            "0", "-0", "7,", "123.45}", "-1.5e3", "1E+2", "1e-7", "01", "1.", "-", "1.e3", "1e", "-a", "9223372036854775808",
+            "true", "false", "null", "tru", "nul", "fals", "truex", "[1]", "{}", "x",
+        ]
+        for token in tokens {
+            let bytes = Array(token.utf8)
+            bytes.withUnsafeBytes { raw in
+                let lexer = JSONTokens.value(raw, at: 0)?.end
+                if let plain = PlainTokens.value(raw, at: 0) {
+                    #expect(plain == lexer, "\(token)")
+                }
+            }
+        }
+        // The usual tokens are taken here, not left to the lexer.
+        for token in [#""ACME""#, "123.45", "-7", "true", "false", "null"] {
+            #expect(Array(token.utf8).withUnsafeBytes { PlainTokens.value($0, at: 0) } == token.utf8.count, "\(token)")
+        }
     }
 }
