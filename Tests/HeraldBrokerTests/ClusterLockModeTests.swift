@@ -36,6 +36,7 @@ import Testing
         let subscriber = harness.connect()
         harness.send(subscriber, #"{"op":"sub","ch":"d.*","sub":"s"}"#)
         settled(harness, cluster)
+        _ = harness.frames(subscriber)
         let locker = harness.connect()
         harness.send(locker, #"{"op":"lock","ch":"d.>","rid":1}"#)
         let call = cluster.takeCalls().first
