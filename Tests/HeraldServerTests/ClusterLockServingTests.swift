@@ -11,6 +11,13 @@ struct ClusterLockServingTests {
     private func client(_ node: DaemonProcess) throws -> (TestClient, String) { try ClusterTestNodes.client(node) }
     private func ok(_ client: TestClient, _ line: String, _ op: String) throws { try ClusterTestNodes.ok(client, line, op) }
 
+    /// A client on `node` with one subscription (`ch`, named `sub`), and its id.
+    private func subscribed(_ node: DaemonProcess, _ ch: String, _ sub: String) throws -> (TestClient, String) {
+        let (client, id) = try client(node)
+        try ok(client, #"{"op":"sub","ch":"\#(ch)","sub":"\#(sub)"}"#, "sub")
+        return (client, id)
+    }
+
     /// The next event's channel and data.
     private func event(_ client: TestClient) throws -> (String, Int) {
         let frame = try client.frame()
@@ -58,12 +65,10 @@ struct ClusterLockServingTests {
     @Test func locksListsTheSubscriptionsOfEveryNode() throws {
         let redis = try TestRedis()
         let nodes = try cluster(redis)
-        let (near, nearID) = try client(nodes[0])
-        try ok(near, #"{"op":"sub","ch":"dock.*","sub":"n"}"#, "sub")
-        let (far, farID) = try client(nodes[1])
-        try ok(far, #"{"op":"sub","ch":"dock.1","sub":"f"}"#, "sub")
-        let (farther, fartherID) = try client(nodes[2])
-        try ok(farther, #"{"op":"sub","ch":"dock.1","sub":"g"}"#, "sub")
+        // Every client is kept to the end: closing one would end its subscription.
+        let (near, nearID) = try subscribed(nodes[0], "dock.*", "n")
+        let (far, farID) = try subscribed(nodes[1], "dock.1", "f")
+        let (farther, fartherID) = try subscribed(nodes[2], "dock.1", "g")
         try ok(near, #"{"op":"lock","ch":"dock.1","subs":["\#(farID)/f"]}"#, "lock")
         let asker = try client(nodes[0]).0
         let answer = try asker.request(#"{"op":"locks","ch":"dock.1","rid":1}"#)
@@ -74,22 +79,22 @@ struct ClusterLockServingTests {
         let after = try asker.request(#"{"op":"locks","ch":"dock.1","rid":2}"#)
         #expect(after["ok"] as? String == "locks" && Date().timeIntervalSince(started) < 4, "answered without the dead node: \(after)")
         #expect(after["locked"] as? [String] == ["\(farID)/f"] && after["unlocked"] as? [String] == ["\(nearID)/n"], "\(after)")
+        withExtendedLifetime((far, farther)) {}
     }
 
     /// A channel-wide `lock`'s answer lists the subscriptions it covers on every node.
     @Test func aChannelWideLockListsTheSubscriptionsItCoversOnEveryNode() throws {
         let redis = try TestRedis()
         let nodes = try cluster(redis)
-        let (near, nearID) = try client(nodes[0])
-        try ok(near, #"{"op":"sub","ch":"yard.*","sub":"n"}"#, "sub")
-        let (far, farID) = try client(nodes[1])
-        try ok(far, #"{"op":"sub","ch":"yard.1","sub":"f"}"#, "sub")
+        let (near, nearID) = try subscribed(nodes[0], "yard.*", "n")
+        let (far, farID) = try subscribed(nodes[1], "yard.1", "f")
         try ok(far, #"{"op":"sub","ch":"elsewhere","sub":"e"}"#, "sub")
         let (locker, _) = try client(nodes[2])
         let locked = try locker.request(#"{"op":"lock","ch":"yard.>","rid":1}"#)
         #expect(Set(locked["subs"] as? [String] ?? []) == ["\(nearID)/n", "\(farID)/f"], "\(locked)")
         let released = try locker.request(#"{"op":"unlock","ch":"yard.>","rid":2}"#)
         #expect(released["released"] as? Int == 1 && (released["subs"] as? [String])?.count == 2, "\(released)")
+        withExtendedLifetime(near) {}
     }
 
     @Test func aLockGoesWithItsConnectionAndWithItsNode() throws {

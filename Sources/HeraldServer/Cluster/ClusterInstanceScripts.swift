@@ -29,6 +29,29 @@ enum ClusterInstanceScripts {
 
     """
 
+    /// Clearing a node's channel owned by `owner` and noting it for one `R` announcement per
+    /// owner (`announceRemovals`, reason `disconnect`): the dead-node reaper and the resync
+    /// after an outage share it (`p` set first, `clear` included before).
+    static let removeForOwner = """
+    local byOwner, owners = {}, {}
+    local function removeForOwner(owner, ch)
+      redis.call('DEL', p .. 'own:' .. ch)
+      clear(ch)
+      if byOwner[owner] == nil then
+        byOwner[owner] = {}
+        owners[#owners + 1] = owner
+      end
+      local list = byOwner[owner]
+      list[#list + 1] = ch
+    end
+    local function announceRemovals()
+      for _, owner in ipairs(owners) do
+        redis.call('PUBLISH', p .. 'interest', 'R' .. owner .. ' disconnect ' .. table.concat(byOwner[owner], ' '))
+      end
+    end
+
+    """
+
     /// Claims channels for an owner: ARGV = prefix, targets (unused), node, owner, channels….
     /// A channel nobody owns becomes the owner's; one it owns already stays so. With one
     /// channel, returns `{0}` or `{1, OWNER}` when another owner holds it; with several
@@ -75,31 +98,22 @@ enum ClusterInstanceScripts {
     /// it) left an owner Redis still names: every channel Redis has for the node that is not
     /// listed is cleared and announced (reason `disconnect`); the listed ones are then
     /// claimed again by `declare` calls. Returns how many were cleared.
-    static let resync = "local p, node = ARGV[1], ARGV[2]\n" + clear + """
+    static let resync = "local p, node = ARGV[1], ARGV[2]\n" + clear + removeForOwner + """
     local set = p .. 'no:' .. node
     local listed = {}
     for at = 3, #ARGV - 1, 2 do listed[ARGV[at]] = ARGV[at + 1] end
-    local byOwner, owners, dropped = {}, {}, 0
+    local dropped = 0
     for _, ch in ipairs(redis.call('SMEMBERS', set)) do
       local owner = redis.call('GET', p .. 'own:' .. ch)
       if listed[ch] == nil or listed[ch] ~= owner then
         redis.call('SREM', set, ch)
         if owner and math.floor(tonumber(owner) / 4294967296) == tonumber(node) then
-          redis.call('DEL', p .. 'own:' .. ch)
-          clear(ch)
-          if byOwner[owner] == nil then
-            byOwner[owner] = {}
-            owners[#owners + 1] = owner
-          end
-          local list = byOwner[owner]
-          list[#list + 1] = ch
+          removeForOwner(owner, ch)
           dropped = dropped + 1
         end
       end
     end
-    for _, owner in ipairs(owners) do
-      redis.call('PUBLISH', p .. 'interest', 'R' .. owner .. ' disconnect ' .. table.concat(byOwner[owner], ' '))
-    end
+    announceRemovals()
     return dropped
     """
 
@@ -107,9 +121,8 @@ enum ClusterInstanceScripts {
     /// `budget` channels of the nodes in `{p}gone` (those still owned by a connection of that
     /// node), announcing them per owner with reason `disconnect`. Returns 1 when channels
     /// may be left (call again), else 0.
-    static let reapInstances = "local p = ARGV[1]\n" + clear + """
+    static let reapInstances = "local p = ARGV[1]\n" + clear + removeForOwner + """
     local budget, done = tonumber(ARGV[2]), 0
-    local byOwner, owners = {}, {}
     for _, node in ipairs(redis.call('SMEMBERS', p .. 'gone')) do
       local key = p .. 'ng:' .. node
       while done < budget do
@@ -117,23 +130,12 @@ enum ClusterInstanceScripts {
         if not ch then break end
         done = done + 1
         local owner = redis.call('GET', p .. 'own:' .. ch)
-        if owner and math.floor(tonumber(owner) / 4294967296) == tonumber(node) then
-          redis.call('DEL', p .. 'own:' .. ch)
-          clear(ch)
-          if byOwner[owner] == nil then
-            byOwner[owner] = {}
-            owners[#owners + 1] = owner
-          end
-          local list = byOwner[owner]
-          list[#list + 1] = ch
-        end
+        if owner and math.floor(tonumber(owner) / 4294967296) == tonumber(node) then removeForOwner(owner, ch) end
       end
       if redis.call('EXISTS', key) == 0 then redis.call('SREM', p .. 'gone', node) end
       if done >= budget then break end
     end
-    for _, owner in ipairs(owners) do
-      redis.call('PUBLISH', p .. 'interest', 'R' .. owner .. ' disconnect ' .. table.concat(byOwner[owner], ' '))
-    end
+    announceRemovals()
     if done >= budget then return 1 end
     return 0
     """
