@@ -9,10 +9,9 @@ final class RemoteOffer {
     let origin: [UInt8]
     /// Every local connection it was offered to.
     var askedConnections: Set<ConnectionID> = []
-    /// The offer held now: the connection, the subscription's name and the attempt number
-    /// the sender's node gave it; nil once answered.
+    /// The offer held now: the connection and the attempt number the sender's node gave
+    /// it; `holder` nil once answered.
     var holder: ConnectionID?
-    var holderName: [UInt8] = []
     var attempt = 0
 
     init(id: Int, origin: [UInt8]) {
