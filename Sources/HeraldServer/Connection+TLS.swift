@@ -107,6 +107,7 @@ extension Connection {
         if tls.isHandshakeComplete && inFlightBytes.isEmpty && session.hasWritableOutput {
             session.takeOutbound(into: &inFlightBytes)
             session.inFlight = inFlightBytes.count
+            lastTakenMs = worker.now
         }
         closeWhenWritten = session.closeAfterFlush && session.outbound.isEmpty
         return !inFlightBytes.isEmpty || closeWhenWritten || tls.hasCiphertext

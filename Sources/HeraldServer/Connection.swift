@@ -62,6 +62,8 @@ final class Connection {
     /// two looks (`Connection+Budget.swift`).
     var budgetLastLook: UInt64 = 0
     var budgetStride = Connection.maxBudgetStride
+    /// When (loop ms) queued bytes were last taken for writing (`LargeBufferKeeper`).
+    var lastTakenMs = 0
 
     /// Buffers past this capacity are released once empty, so one burst does not pin memory.
     private static let retainedCapacity = 1 << 20
@@ -221,6 +223,7 @@ final class Connection {
         if inFlightBytes.isEmpty && session.hasWritableOutput {
             session.takeOutbound(into: &inFlightBytes)
             session.inFlight = inFlightBytes.count
+            lastTakenMs = worker.now
         }
         // Answers held for durability go out before the close.
         closeWhenWritten = session.closeAfterFlush && session.outbound.isEmpty
@@ -291,15 +294,18 @@ final class Connection {
             close(reason: Connection.endReason(Int(status)))
             return
         }
-        recycleInFlight()
-        let more = worker.shared.withLock { broker -> Bool in
+        inFlightBytes.removeAll(keepingCapacity: true)
+        let (more, isLarge) = worker.shared.withLock { broker -> (Bool, Bool) in
             // `inFlight` is the plaintext taken (what was written, unless TLS sealed it), so
             // bytes_out counts protocol bytes on every transport, like bytes_in.
             broker.stats.bytesOut += session.inFlight
             session.inFlight = 0
-            session.shrinkOutboundIfIdle(above: Connection.retainedCapacity)
-            return takeQueued()
+            let isLarge = inFlightBytes.capacity > Connection.retainedCapacity
+                || session.outbound.capacity > Connection.retainedCapacity
+            return (takeQueued(), isLarge)
         }
+        // Large buffers stay while the connection streams (`LargeBufferKeeper`).
+        if isLarge { worker.largeBuffers.hold(self) }
         if more { writeTaken() }
     }
 
@@ -308,12 +314,20 @@ final class Connection {
         status == Int(UV_EOF.rawValue) ? .peerClosed : .socketError(String(cString: uv_err_name(Int32(status))))
     }
 
-    private func recycleInFlight() {
+    /// Under the broker lock, for `LargeBufferKeeper`: if nothing was taken for writing since
+    /// `idleSince` (loop ms) and no write is in flight, moves the written buffer into
+    /// `released` (freed by the caller outside the lock) and frees the session's empty queue
+    /// when it is large.
+    /// - Returns: whether the connection holds no large buffer any more (or is closing).
+    func releaseLargeBuffers(ifIdleSince idleSince: Int, into released: inout [[UInt8]]) -> Bool {
+        if isClosing { return true }
+        guard !isWriting, lastTakenMs <= idleSince, inFlightBytes.isEmpty else { return false }
         if inFlightBytes.capacity > Connection.retainedCapacity {
+            released.append(inFlightBytes)
             inFlightBytes = []
-        } else {
-            inFlightBytes.removeAll(keepingCapacity: true)
         }
+        session.shrinkOutboundIfIdle(above: Connection.retainedCapacity)
+        return session.outbound.capacity <= Connection.retainedCapacity
     }
 
     /// Closes the connection; its memory goes in the close callback (handle rule 1).
@@ -323,6 +337,7 @@ final class Connection {
         isClosing = true
         if closeReason == nil { closeReason = reason }
         stopHandshakeTimer()
+        worker.largeBuffers.forget(self)
         worker.connectionClosed(self)
         uv_read_stop(stream)
         uv_close(handlePointer) { handle in

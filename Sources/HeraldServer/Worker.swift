@@ -83,6 +83,8 @@ final class Worker: @unchecked Sendable {
 
     /// Whether the broker had teardown left after this loop's last slice.
     private var hasTeardown = false
+    /// Large write buffers kept while their connections stream.
+    private(set) lazy var largeBuffers = LargeBufferKeeper(worker: self)
     private let inbox: UnsafeMutablePointer<uv_async_t>
     private let inboxMutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private var pending: [Message] = []
@@ -338,6 +340,7 @@ final class Worker: @unchecked Sendable {
         handlesClosed = true
         for connection in Array(connections.values) { connection.close() }
         server.closeLoopHandles(of: self)
+        largeBuffers.close()
         yieldedConnections.removeAll()
         uv_close(UnsafeMutableRawPointer(yieldIdle).assumingMemoryBound(to: uv_handle_t.self)) { handle in
             UnsafeMutableRawPointer(handle)?.deallocate()
