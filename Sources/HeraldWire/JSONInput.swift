@@ -16,6 +16,12 @@ struct JSONInput {
         base.load(fromByteOffset: index, as: UInt8.self)
     }
 
+    /// Sixteen bytes starting at `index` as a vector; `index + 16` must be `<= count`.
+    @inline(__always)
+    func vector(at index: Int) -> SIMD16<UInt8> {
+        base.loadUnaligned(fromByteOffset: index, as: SIMD16<UInt8>.self)
+    }
+
     /// Eight bytes starting at `index` as a little-endian word; `index + 8` must be `<= count`.
     ///
     /// Used by the string scanner to classify eight ASCII bytes per step.

@@ -141,3 +141,55 @@ struct ScannerTestRandom: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// The string scanner's 32-byte vector step (issue 16): a byte that needs a look is found
+/// wherever it sits in a long string, in either half of a step and in the tail after the last
+/// full step, and every byte value is classified as the byte-wise path would.
+@Suite struct RequestScannerLongStringTests {
+    /// A 100-byte string of `x` with `bytes` at `position`; content starts at byte 9.
+    private func line(_ bytes: [UInt8], at position: Int) -> [UInt8] {
+        var content = [UInt8](repeating: UInt8(ascii: "x"), count: 100)
+        content.replaceSubrange(position..<(position + bytes.count), with: bytes)
+        return ScanFixture.dataString(content)
+    }
+
+    @Test func aControlByteIsFoundAtEveryPosition() {
+        for position in 0..<100 {
+            #expect(ScanFixture.error(line([0x01], at: position))?.message.contains("byte \(9 + position)") == true,
+                    "control byte at \(position)")
+        }
+    }
+
+    @Test func invalidUTF8IsFoundAtEveryPosition() {
+        for position in 0..<100 {
+            #expect(ScanFixture.error(line([0xFF], at: position)) == HeraldError(.badJSON, "invalid UTF-8 at byte \(9 + position)"))
+        }
+    }
+
+    @Test func escapesAndValidUTF8AtEveryPositionAreAccepted() throws {
+        for position in 0..<98 {
+            #expect(ScanFixture.error(line([UInt8(ascii: "\\"), UInt8(ascii: "n")], at: position)) == nil)
+            #expect(ScanFixture.error(line([0xC3, 0xA9], at: position)) == nil)
+        }
+    }
+
+    @Test func aQuoteAtAnyPositionEndsTheString() {
+        for position in 0..<100 {
+            // The string ends early; the rest of the x's are then not valid JSON.
+            #expect(ScanFixture.error(line([UInt8(ascii: "\"")], at: position))?.message
+                .contains("at byte \(9 + position + 1)") == true, "quote at \(position)")
+        }
+    }
+
+    @Test func everyByteValueIsClassifiedLikeTheBytewisePath() {
+        for value in 0...255 {
+            let byte = UInt8(value)
+            let error = ScanFixture.error(line([byte], at: 40))
+            switch byte {
+            case 0x00..<0x20: #expect(error?.message.contains("byte 49") == true, "0x\(String(value, radix: 16))")
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x80...0xFF: #expect(error != nil, "0x\(String(value, radix: 16))")
+            default: #expect(error == nil, "0x\(String(value, radix: 16))")
+            }
+        }
+    }
+}
