@@ -5,7 +5,7 @@ enum Proto: String, Sendable, CaseIterable {
 }
 
 enum Workload: String, Sendable, CaseIterable {
-    case fanout, channels, latency, idle, subscriptions, set, ping
+    case fanout, channels, latency, rate, idle, subscriptions, set, ping
 
     /// Scale workloads measure the broker's memory and set-up time, not message rates.
     var isScale: Bool { self == .idle || self == .subscriptions }
@@ -35,6 +35,8 @@ struct Options: Sendable {
     var idle = 2.0
     /// latency workload: unmeasured round trips first.
     var warmup = -1
+    /// rate workload: messages per second.
+    var rate = 10_000
     /// set workload: acknowledged sets in flight, and channels written round-robin.
     var window = 256
     var keys = 1000
@@ -58,7 +60,7 @@ let usageText = """
     usage: herald-bench --proto herald|nats|redis|mqtt|sink [--host 127.0.0.1] --port P
                         --workload fanout|channels|latency|idle|subscriptions
                         [--subs S] [--size BYTES] [--count N] [--json]
-                        [--channels C] [--sub-conns K] [--idle SECONDS] [--warmup N]
+                        [--channels C] [--sub-conns K] [--idle SECONDS] [--warmup N] [--rate R]
                         [--conns N] [--subs-total N] [--pid PID]
                         [--window W] [--keys K] [--pub-port P] [--sub-ports P1,P2,...]
 
@@ -69,6 +71,8 @@ let usageText = """
                              K connections (default 10), plus one wildcard subscriber;
                              N messages published round-robin over the channels
                    latency:  N sequential publish -> delivery round trips (p50/p99/p99.9)
+                   rate:     N publishes at a fixed --rate R per second (default 10000),
+                             each delivery timed against its send (p50/p99/p99.9)
                    idle:     open --conns N (default 10000) connections, each completing the
                              protocol handshake, and hold them: broker RSS per connection
                    subscriptions: subscribe to --subs-total N (default 1000000) distinct
@@ -139,7 +143,7 @@ func parseArguments(_ args: [String]) throws -> Options {
         case "--workload":
             let s = try value(a)
             guard let w = Workload(rawValue: s) else {
-                throw UsageError(description: "unknown --workload '\(s)' (fanout, channels, latency, idle, subscriptions, set, ping)")
+                throw UsageError(description: "unknown --workload '\(s)' (fanout, channels, latency, rate, idle, subscriptions, set, ping)")
             }
             o.workload = w
         case "--subs": o.subs = try int(a, min: 1)
@@ -154,6 +158,7 @@ func parseArguments(_ args: [String]) throws -> Options {
         case "--subs-total": o.subsTotal = try int(a, min: 1)
         case "--pid": o.pid = Int32(try int(a, min: 1))
         case "--warmup": o.warmup = try int(a, min: 0)
+        case "--rate": o.rate = try int(a, min: 1)
         case "--window": o.window = try int(a, min: 1)
         case "--keys": o.keys = try int(a, min: 1)
         case "--pub-port":
@@ -174,7 +179,7 @@ func parseArguments(_ args: [String]) throws -> Options {
         i += 1
     }
     let split = o.pubPort != nil || !o.subPorts.isEmpty
-    if split && o.workload != .fanout && o.workload != .channels && o.workload != .latency {
+    if split && ![.fanout, .channels, .latency, .rate].contains(o.workload) {
         throw UsageError(description: "--pub-port and --sub-ports apply to the fanout, channels and latency workloads only")
     }
     if split && o.proto == .sink {

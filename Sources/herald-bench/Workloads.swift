@@ -329,6 +329,7 @@ struct Runner<B: BrokerProtocol> {
         case .fanout: return try fanout()
         case .channels: return try channels()
         case .latency: return try latency()
+        case .rate: return try rate()
         case .idle, .subscriptions: throw BenchError("\(o.workload.rawValue) is a scale workload: use runScale()")
         case .set: return try runSetWorkload(o)
         case .ping: return try ping()

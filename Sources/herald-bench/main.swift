@@ -103,6 +103,7 @@ do {
     switch options.workload {
     case .fanout: line += " 1->\(r.subs)"
     case .channels: line += " \(options.channels) ch/\(options.subConns) conns + wildcard"
+    case .rate: line += " at \(options.rate)/s"
     case .latency, .idle, .subscriptions, .set, .ping: break
     }
     if let pub = options.pubPort { line += " (publisher on :\(pub))" }
