@@ -23,7 +23,8 @@ extension Broker {
     }
 
     /// The channel named by `ch`; a publisher repeating its last channel skips the
-    /// validation and the dictionary lookup (it was validated when first seen).
+    /// validation and the dictionary lookup (it was validated when first seen), and an
+    /// existing channel costs one lookup.
     func publishChannel(for session: Session) throws(HeraldError) -> Channel {
         guard scanner.isPresent(.ch) else { throw HeraldError(.missingField, "missing field 'ch'") }
         let found = try scanner.withString(.ch) { bytes throws(HeraldError) -> Channel in
@@ -32,6 +33,15 @@ extension Broker {
                 throw HeraldError(.forbidden, "channels starting with '$' are reserved for the daemon")
             }
             try ChannelName.validateConcrete(bytes)
+            // A publisher going round many channels: one lookup, no allocation, for one that
+            // exists (issue 16, the many-channels shape); the checks below only refuse new ones.
+            channelLookupKey.removeAll(keepingCapacity: true)
+            channelLookupKey.append(contentsOf: bytes)
+            if let existing = channels[channelLookupKey] {
+                charge(existing, to: session)
+                session.lastChannel = existing
+                return existing
+            }
             let name = Array(bytes)
             try admitChannel(named: name)
             try admitUserChannel(named: name, for: session)

@@ -85,10 +85,9 @@ struct EventHistory {
         let length = middle.count + tail.count
         let start = place(length)
         bytes.withUnsafeMutableBytes { ring in
-            if !middle.isEmpty { (ring.baseAddress! + start).copyMemory(from: middle.baseAddress!, byteCount: middle.count) }
-            if !tail.isEmpty {
-                (ring.baseAddress! + start + middle.count).copyMemory(from: tail.baseAddress!, byteCount: tail.count)
-            }
+            guard let base = ring.baseAddress else { return }
+            if let from = middle.baseAddress { (base + start).copyMemory(from: from, byteCount: middle.count) }
+            if let from = tail.baseAddress { (base + start + middle.count).copyMemory(from: from, byteCount: tail.count) }
         }
         writeAt = start + length
         entries.append(Entry(seq: seq, stamp: stamp, start: start, middle: UInt32(truncatingIfNeeded: middle.count),
@@ -120,19 +119,21 @@ struct EventHistory {
 
     /// Moves the live events, oldest first, to the start of a ring of `capacity` bytes.
     private mutating func resize(to capacity: Int) {
-        var ring = [UInt8](repeating: 0, count: capacity)
         var at = 0
-        ring.withUnsafeMutableBytes { target in
+        // The bytes past the live events are never read before an event is written there,
+        // so the new ring is not zeroed first (UInt8 is trivial).
+        let ring = [UInt8](unsafeUninitializedCapacity: capacity) { target, initialized in
             bytes.withUnsafeBytes { source in
                 for k in head..<entries.count {
                     let length = Int(entries[k].length)
-                    if length > 0 {
-                        (target.baseAddress! + at).copyMemory(from: source.baseAddress! + entries[k].start, byteCount: length)
+                    if length > 0, let to = target.baseAddress, let from = source.baseAddress {
+                        UnsafeMutableRawPointer(to + at).copyMemory(from: from + entries[k].start, byteCount: length)
                     }
                     entries[k].start = at
                     at += length
                 }
             }
+            initialized = capacity
         }
         bytes = ring
         writeAt = at
