@@ -1,3 +1,5 @@
+import HeraldWire
+
 /// A reusable byte buffer for the parts of an event frame that every subscriber shares.
 ///
 /// Built once per publish and appended to each subscriber's queue, so it is reset and
@@ -47,20 +49,10 @@ final class FrameScratch {
     /// Appends a non-negative decimal integer (sequence numbers, counts).
     func appendDecimal(_ value: Int) {
         reserve(20)
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        let written = withUnsafeMutableBytes(of: &digits) { buffer -> Int in
-            guard let start = buffer.baseAddress else { return 0 }
-            var rest = value.magnitude
-            var at = buffer.count
-            repeat {
-                at -= 1
-                buffer[at] = UInt8(truncatingIfNeeded: 48 + rest % 10)
-                rest /= 10
-            } while rest > 0
-            (base + count).copyMemory(from: UnsafeRawPointer(start) + at, byteCount: buffer.count - at)
-            return buffer.count - at
-        }
-        count += written
+        let magnitude = value.magnitude
+        let length = DecimalDigits.count(magnitude)
+        DecimalDigits.write(magnitude, endingAt: (base + count + length).assumingMemoryBound(to: UInt8.self))
+        count += length
     }
 
     /// Makes room for `extra` more bytes; the common case is one compare, inlined.

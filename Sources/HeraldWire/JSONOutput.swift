@@ -43,27 +43,13 @@ extension Array where Element == UInt8 {
     /// - Parameter v: the integer.
     public mutating func appendInt(_ v: Int) {
         if v < 0 { append(UInt8(ascii: "-")) }
-        var magnitude = v.magnitude
-        // 20 bytes hold UInt64.max; digits are written backwards from the end.
+        let magnitude = v.magnitude
+        // 20 bytes hold UInt64.max; the digits end at the buffer's end.
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var start = digits.count
-            while magnitude >= 100 {
-                let pair = Int(magnitude % 100) &* 2
-                magnitude /= 100
-                start &-= 2
-                digits[start] = JSONOutputTables.digitPairs[pair]
-                digits[start &+ 1] = JSONOutputTables.digitPairs[pair &+ 1]
-            }
-            if magnitude >= 10 {
-                let pair = Int(magnitude) &* 2
-                start &-= 2
-                digits[start] = JSONOutputTables.digitPairs[pair]
-                digits[start &+ 1] = JSONOutputTables.digitPairs[pair &+ 1]
-            } else {
-                start &-= 1
-                digits[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude)
-            }
-            append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+            guard let base = digits.baseAddress else { return }
+            let length = DecimalDigits.count(magnitude)
+            DecimalDigits.write(magnitude, endingAt: base + 20)
+            append(contentsOf: UnsafeBufferPointer(start: base + 20 - length, count: length))
         }
     }
 
