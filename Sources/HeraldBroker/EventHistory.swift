@@ -145,7 +145,8 @@ struct EventHistory {
         guard head < entries.count else { return (0, nil) }
         let freed = Int(entries[head].length) + Self.entryCost
         let owner = entries[head].owner
-        entries[head].owner = nil
+        // Only an owned event is written to (most have no owner: no auth).
+        if owner != nil { entries[head].owner = nil }
         head += 1
         firstPosition += 1
         liveBytes -= freed
