@@ -38,7 +38,8 @@ let package = Package(
         // No unsafe flags in anything the `Herald` product links: SwiftPM refuses them in a
         // versioned dependency (scripts/dependency-check). HeraldWire gains nothing from
         // `-enforce-exclusivity=unchecked` (callgrind: no dynamic access checks of its own on
-        // the publish path), so it is built like any library.
+        // the publish path since `RequestScanner`'s properties are `@exclusivity(unchecked)`),
+        // so it is built like any library.
         .target(name: "HeraldWire"),
         // Daemon-only: the broker's dynamic exclusivity checks cost ~2,300 instructions per
         // delivered message (3,293 with the flag, 5,616 without: callgrind, 100k pub->sub 16 B,
