@@ -53,10 +53,9 @@ final class LargeBufferKeeper {
     private func releaseIdle() {
         let now = worker.now
         var released: [[UInt8]] = []
+        let idleSince = now - LargeBufferKeeper.idleMs
         worker.shared.withLock { _ in
-            for (id, connection) in holders where connection.releaseLargeBuffers(ifIdleSince: now - LargeBufferKeeper.idleMs, into: &released) {
-                holders[id] = nil
-            }
+            holders = holders.filter { !$0.value.releaseLargeBuffers(ifIdleSince: idleSince, into: &released) }
         }
         withExtendedLifetime(released) {}
         if holders.isEmpty { uv_timer_stop(timer) }
