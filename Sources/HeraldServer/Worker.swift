@@ -61,14 +61,16 @@ final class Worker: @unchecked Sendable {
     /// `maxBudgetStretch` × `pass_budget_us` (0: no limit).
     ///
     /// Why (issue 16): a write costs per connection, not per byte: at 1→1000 a pass wrote to
-    /// 1,000 sockets (about 16 ms of wall time on 2 cores, each write waking a reader), after
+    /// 1,000 sockets (12-22 ms of wall time on 2 cores, each write waking a reader), after
     /// only 1 ms of lines, so each write carried a few events and the loop spent nearly all
-    /// its time writing (1.0 M deliveries/s against nats-server's 3.3 M). Giving lines a
+    /// its time writing (0.4-0.7 M deliveries/s at 16 B against nats-server's 2.6-2.8 M;
+    /// 3.4-4.3 M with the stretch, docs/benchmarks.md). Giving lines a
     /// fixed multiple of the writes' time keeps writes at most a fifth of a pass whatever the
     /// fan-out, while a pass with few writes keeps the plain budget, so a flood of cheap ops
     /// (issue 12) still yields every 1 ms. The price: at high fan-out a pass, and so another
-    /// client's wait, grows to the cap plus the writes (about 50 ms at 1→1000 on this box,
-    /// as long as the flood lasts).
+    /// client's wait, grows to the cap plus the writes (32 ms plus 12-22 ms at 1→1000 on this
+    /// box, as long as the flood lasts), and more is queued per pass (peak RSS 33 → 80 MB at
+    /// 1→1000 16 B).
     var passBudgetNs: UInt64 {
         Worker.passBudget(base: server.passBudgetNs, lastWriteNs: lastPassWriteNs)
     }

@@ -58,7 +58,7 @@ enum JSONLexer {
         }
     }
 
-    /// Whether any of the 32 bytes in `a` and `b` is `"`, `\\`, below 0x20 or 0x80 and above.
+    /// Whether any of the 32 bytes in `a` and `b` is `"`, `\`, below 0x20 or 0x80 and above.
     ///
     /// Written so the optimizer keeps it in vector registers: lane compares, then the masks
     /// read back as two words (the generic `any(_:)` reduces lane by lane, out of line).
