@@ -32,11 +32,7 @@ extension Runner {
     /// `count` messages (after `warmup` unmeasured ones) at `rate` per second on one channel;
     /// latency = delivery read − send, per message (p50/p99/p99.9).
     func rate() throws -> BenchResult {
-        var sub = try open(0, port: o.subscriberPort(0, default: port))
-        try subscribe(&sub, ["bench.a"], firstSid: 1)
-        let pub = try open(1, port: o.publisherPort(default: port))
-        let pubStat = ReceiverStat()
-        let drain = startDrain(pub, stat: pubStat)
+        let (sub, pub, pubStat, drain) = try openPair()
         let total = o.warmup + o.count
         let sent = SendTimes(count: total)
         let interval = 1_000_000_000 / UInt64(o.rate)

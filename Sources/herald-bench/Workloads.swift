@@ -250,12 +250,18 @@ struct Runner<B: BrokerProtocol> {
                            msgsPerSec: secs > 0 ? Double(delivered) / secs : 0)
     }
 
-    func latency() throws -> BenchResult {
+    /// One subscriber on `bench.a` and one publisher whose inbound side is drained: the two
+    /// connections of the `latency` and `rate` workloads.
+    func openPair() throws -> (sub: Session<B.Parser>, pub: Session<B.Parser>, pubStat: ReceiverStat, drain: OSThread) {
         var sub = try open(0, port: o.subscriberPort(0, default: port))
         try subscribe(&sub, ["bench.a"], firstSid: 1)
         let pub = try open(1, port: o.publisherPort(default: port))
         let pubStat = ReceiverStat()
-        let drain = startDrain(pub, stat: pubStat)
+        return (sub, pub, pubStat, startDrain(pub, stat: pubStat))
+    }
+
+    func latency() throws -> BenchResult {
+        let (sub, pub, pubStat, drain) = try openPair()
         var parser = sub.parser
         parser.deliveries = 0
         let conn = sub.conn
