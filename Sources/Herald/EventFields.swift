@@ -69,7 +69,8 @@ struct EventFields {
         var fields = EventFields()
         var isEvent: Bool?
         var cursor = JSONCursor(bytes: line)
-        let wellFormed = cursor.forEachTopLevelField { key, range in
+        // `data` is the last field of every daemon frame (docs/protocol.md): not walked.
+        let wellFormed = cursor.forEachTopLevelField(last: Keys.data) { key, range in
             if isEvent == nil { isEvent = key.packed == Keys.event }
             fields.record(key.packed, range)
         }

@@ -59,25 +59,28 @@ final class IncomingEvent: Sendable {
     /// Builds an event from an `event` frame; nil when it lacks `event` or `sub`.
     convenience init?(frame: ServerFrame) {
         let fields = EventFields(frame)
-        guard let event = frame.bytes.withUnsafeBytes({ IncomingEvent(line: $0, fields: fields) }) else { return nil }
+        var strings = RecentStrings()
+        guard let event = frame.bytes.withUnsafeBytes({ IncomingEvent(line: $0, fields: fields, strings: &strings) }) else { return nil }
         self.init(metadata: event.metadata, data: event.data)
     }
 
     /// Builds an event from the line an `event` frame was read from, copying only what the
     /// event keeps (its `data`, `args` and strings); nil when it lacks `event` or `sub`.
-    init?(line: UnsafeRawBufferPointer, fields: EventFields) {
+    /// `strings` holds the previous event's channel, subscription and sender, reused when equal.
+    init?(line: UnsafeRawBufferPointer, fields: EventFields, strings: inout RecentStrings) {
         func slice(_ range: Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: line[range]) }
         func string(_ range: Range<Int>?) -> String? { range.flatMap { JSONCursor.decodeString(slice($0)) } }
+        func recent(_ range: Range<Int>?, _ cache: inout RecentString) -> String? { range.flatMap { cache.string(for: slice($0)) } }
         func int(_ range: Range<Int>?) -> Int? { range.flatMap { JSONCursor.decodeInt(slice($0)) } }
         func bool(_ range: Range<Int>?) -> Bool? { range.flatMap { JSONCursor.decodeBool(slice($0)) } }
         func raw(_ range: Range<Int>?) -> RawJSON? { range.map { RawJSON(bytes: Array(slice($0))) } }
-        guard let channel = string(fields.event), let sub = string(fields.sub) else { return nil }
+        guard let channel = recent(fields.event, &strings.channel), let sub = recent(fields.sub, &strings.subscription) else { return nil }
         // Built in place: a local copy assigned afterwards cost a copy and a destroy of the
         // whole struct per event.
         let kind = string(fields.kind)
         let isList = kind == "index" || kind == "splice"
         metadata = EventMetadata(
-            channel: Channel(verbatim: channel), subscription: sub, sender: string(fields.from),
+            channel: Channel(verbatim: channel), subscription: sub, sender: recent(fields.from, &strings.sender),
             seq: int(fields.seq), args: raw(fields.args), isLast: bool(fields.last) == true,
             dropped: int(fields.dropped) ?? 0, isReplay: bool(fields.replay) == true,
             kind: kind, rev: int(fields.rev), replyToken: string(fields.reply),

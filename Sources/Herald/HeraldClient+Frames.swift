@@ -260,7 +260,7 @@ extension HeraldClient {
     ///   reports) the line on the general path, `handleLine`.
     func incomingEvent(line: UnsafeRawBufferPointer) -> IncomingEvent? {
         guard let fields = EventFields(line: line) else { return nil }
-        return IncomingEvent(line: line, fields: fields)
+        return IncomingEvent(line: line, fields: fields, strings: &loop.recentStrings)
     }
 
     /// Counts an event against its subscription and queues it for the handler.

@@ -40,6 +40,8 @@ final class IOLoop: @unchecked Sendable {
     var backlog: [UInt8] = []
     var backlogOffset = 0
     var readBuffer = [UInt8](repeating: 0, count: 65536)
+    /// The last event's channel, subscription and sender strings (`IncomingEvent`).
+    var recentStrings = RecentStrings()
     /// Monotonic ns of the last byte from the daemon.
     var lastHeard: UInt64 = 0
     var pingSent = false

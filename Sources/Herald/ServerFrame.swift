@@ -118,9 +118,12 @@ struct JSONCursor {
     }
 
     /// Calls `body` with each top-level field of the object, in wire order.
+    /// - Parameter last: a packed key the producer always writes as the object's last field
+    ///   (the daemon's `data`, docs/protocol.md "Frames"): its value is taken to run to the
+    ///   object's closing brace without being walked (`trailingValue`). Nil walks every value.
     /// - Returns: false when the text is not one JSON object with string keys (`body` may
     ///   have seen some fields by then: the caller drops what it gathered).
-    mutating func forEachTopLevelField(_ body: (FieldKey, Range<Int>) -> Void) -> Bool {
+    mutating func forEachTopLevelField(last: UInt64? = nil, _ body: (FieldKey, Range<Int>) -> Void) -> Bool {
         skipSpace()
         guard take(UInt8(ascii: "{")) else { return false }
         skipSpace()
@@ -141,6 +144,11 @@ struct JSONCursor {
             guard take(UInt8(ascii: ":")) else { return false }
             skipSpace()
             let valueStart = index
+            if let last, key.packed == last {
+                guard let end = trailingValue() else { return false }
+                body(key, valueStart..<end)
+                return true
+            }
             guard skipValue(), index > valueStart else { return false }
             body(key, valueStart..<index)
             skipSpace()
@@ -149,6 +157,44 @@ struct JSONCursor {
             skipSpace()
             return index == bytes.count
         }
+    }
+
+    /// The end of a value at `index` that is the object's last field: the object's closing
+    /// brace is the text's last non-space byte, and the value ends before it (and its spaces).
+    ///
+    /// Why not walk it: the daemon writes `data` last in every frame, and walking the payload
+    /// only to find where it ends was a fifth of the client's event path (the typed decoder
+    /// walks it again anyway). The shape is still checked at both ends (`{`…`}`, `[`…`]`,
+    /// `"`…`"`, a number or literal ending in a digit or letter), so a frame that breaks the
+    /// rule is malformed, not misread, unless its extra fields mimic a whole value.
+    /// - Returns: nil when the ends do not match.
+    private mutating func trailingValue() -> Int? {
+        var end = bytes.count
+        while end > index, Self.isSpace(bytes[end - 1]) { end -= 1 }
+        guard end > index, bytes[end - 1] == UInt8(ascii: "}") else { return nil }
+        end -= 1
+        while end > index, Self.isSpace(bytes[end - 1]) { end -= 1 }
+        guard end > index else { return nil }
+        let first = bytes[index]
+        let final = bytes[end - 1]
+        let matches: Bool
+        switch first {
+        case UInt8(ascii: "{"): matches = final == UInt8(ascii: "}") && end - index >= 2
+        case UInt8(ascii: "["): matches = final == UInt8(ascii: "]") && end - index >= 2
+        case UInt8(ascii: "\""): matches = final == UInt8(ascii: "\"") && end - index >= 2
+        default:
+            let plain = first == UInt8(ascii: "-") || (first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9"))
+                || first == UInt8(ascii: "t") || first == UInt8(ascii: "f") || first == UInt8(ascii: "n")
+            let ending = (final >= UInt8(ascii: "0") && final <= UInt8(ascii: "9")) || (final >= UInt8(ascii: "a") && final <= UInt8(ascii: "z"))
+            matches = plain && ending
+        }
+        guard matches else { return nil }
+        index = bytes.count
+        return end
+    }
+
+    private static func isSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
 
     private mutating func take(_ byte: UInt8) -> Bool {
@@ -175,7 +221,7 @@ struct JSONCursor {
     private mutating func skipSpace() {
         // Daemon frames have no whitespace: one comparison usually decides.
         if index < bytes.count, bytes[index] > 0x20 { return }
-        while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 || bytes[index] == 0x0A || bytes[index] == 0x0D {
+        while index < bytes.count, Self.isSpace(bytes[index]) {
             index += 1
         }
     }

@@ -71,7 +71,8 @@ import Testing
         let bytes = Array(line.utf8)
         let viaFrame = ServerFrame(bytes).flatMap(IncomingEvent.init(frame:))
         let viaLine = bytes.withUnsafeBytes { raw in
-            EventFields(line: raw).flatMap { IncomingEvent(line: raw, fields: $0) }
+            var strings = RecentStrings()
+            return EventFields(line: raw).flatMap { IncomingEvent(line: raw, fields: $0, strings: &strings) }
         }
         return (viaFrame, viaLine)
     }
@@ -100,8 +101,10 @@ import Testing
             #"{"event":7,"sub":"s1"}"#,
             #"{"event":"a","sub":"s","data":{"unterminated":"}"#,
             #"{"event":"a","sub":"s","data":{"x":1}} trailing"#,
-            #"{"event":"a","sub":"s","data":"\"#,
             #"{"event":"a","sub":"s","data":{"deep":[[[[{"a":"]]]]"}]]]]}}"#,
+            #"{"event":"a","sub":"s","data":-12.5e3}"#,
+            #"{"event":"a","sub":"s","data":true }"#,
+            #"{"event":"a","sub":"s","data":}"#,
         ]
         for line in lines {
             let (frame, viaLine) = both(line)
@@ -109,6 +112,52 @@ import Testing
         }
         #expect(both(lines[1]).line?.data?.description == #"{"id":1,"symbol":"ACME","price":123.45,"volume":1001,"live":true}"#)
         #expect(both(lines[2]).line?.data?.description == #"{"text":"0123456\"}{][\\","more":["}","{",{"x":"\\\""}],"n":-1.5e3}"#)
+    }
+
+    /// `data` is the last field of every daemon frame (docs/protocol.md, "Frames"), so the line
+    /// path takes it to the closing brace without walking it: a payload that is malformed
+    /// inside reaches the event as it came (a typed decode then reports it), while a frame
+    /// whose tail does not end the way its `data` starts is left to the general path.
+    @Test func theLastFieldIsTakenToTheClosingBraceUnwalked() throws {
+        let inside = #"{"event":"a","sub":"s","data":{"x":"1}}"#
+        let event = try #require(both(inside).line)
+        #expect(event.data?.description == #"{"x":"1}"#)
+        #expect(throws: HeraldClientError.self) { try event.decode([String: String].self) }
+        #expect(both(inside).frame == nil, "the general path walks it and reports it")
+        for declined in [#"{"event":"a","sub":"s","data":{"x":1},"seq":2}"#, #"{"event":"a","sub":"s","data":"x","n":[1]}"#,
+                         #"{"event":"a","sub":"s","data":[1,{"a":2}}"#, #"{"event":"a","sub":"s","data":}"#] {
+            let present = Array(declined.utf8).withUnsafeBytes { EventFields(line: $0) != nil }
+            #expect(!present, "\(declined)")
+        }
+        #expect(both(#"{"event":"a","sub":"s","data":{"x":1},"seq":2}"#).frame?.metadata.seq == 2)
+    }
+
+    /// The I/O thread reuses the last event's channel, subscription and sender strings while
+    /// the next event's bytes are the same, and only then.
+    @Test func recentStringsAreReusedOnlyForTheSameBytes() throws {
+        var strings = RecentStrings()
+        func read(_ line: String) -> EventMetadata? {
+            Array(line.utf8).withUnsafeBytes { raw in
+                EventFields(line: raw).flatMap { IncomingEvent(line: raw, fields: $0, strings: &strings) }?.metadata
+            }
+        }
+        let lines = [#"{"event":"a.b","sub":"s1","from":"c1","data":1}"#, #"{"event":"a.b","sub":"s1","from":"c1","data":2}"#,
+                     #"{"event":"a.c","sub":"s1","from":"c2","data":3}"#, #"{"event":"a.b","sub":"s10","data":4}"#,
+                     #"{"event":"a\u002eb","sub":"s1","from":"c2","data":5}"#, #"{"event":"a.b","sub":"s1","from":"c1","data":6}"#]
+        let metadata = lines.map(read)
+        let expected: [(String, String, String?)] = [("a.b", "s1", "c1"), ("a.b", "s1", "c1"), ("a.c", "s1", "c2"),
+                                                     ("a.b", "s10", nil), ("a.b", "s1", "c2"), ("a.b", "s1", "c1")]
+        for (got, want) in zip(metadata, expected) {
+            #expect(got?.channel.name == want.0 && got?.subscription == want.1 && got?.sender == want.2, "\(String(describing: got))")
+        }
+        var bad = RecentStrings()
+        _ = Array(#"{"event":"a","sub":"s","data":1}"#.utf8).withUnsafeBytes { raw in
+            EventFields(line: raw).flatMap { IncomingEvent(line: raw, fields: $0, strings: &bad) }
+        }
+        let broken = Array(#"{"event":"a","sub":"s\x","data":1}"#.utf8).withUnsafeBytes { raw in
+            EventFields(line: raw).flatMap { IncomingEvent(line: raw, fields: $0, strings: &bad) }
+        }
+        #expect(broken == nil, "a bad escape is not taken for the cached string")
     }
 
     @Test func otherLinesAreLeftToTheGeneralPath() {
@@ -134,5 +183,31 @@ import Testing
                 #expect(frame.fields.first?.range == (contents.count + 4)..<(contents.count + 5), "\(line)")
             }
         }
+    }
+}
+
+/// Batches come back from the handlers' queue to be freed, and their storage reused, on the
+/// I/O thread (`ReturnedBatches`).
+@Suite struct ReturnedBatchesTests {
+    private final class Token: Sendable {}
+
+    @Test func givenBatchesAreFreedByTheReuserAndTheirStorageKept() throws {
+        let returns = ReturnedBatches<Token>()
+        #expect(returns.reuse() == nil, "nothing given back yet")
+        weak var first: Token?
+        weak var second: Token?
+        do {
+            let a = Token(), b = Token()
+            (first, second) = (a, b)
+            var batch = [a]
+            batch.reserveCapacity(64)
+            returns.give(batch)
+            returns.give([b])
+        }
+        #expect(first != nil && second != nil, "held until the reuser takes them")
+        let storage = try #require(returns.reuse())
+        #expect(storage.isEmpty && storage.capacity >= 1)
+        #expect(first == nil && second == nil, "every batch given back is freed by reuse")
+        #expect(returns.reuse() == nil, "each batch is taken once")
     }
 }
