@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Where an `event` frame's fields are, found in one pass over the frame's fields.
 ///
 /// Why: building an `IncomingEvent` asked the frame for fifteen fields one by one, each a
@@ -66,6 +72,10 @@ struct EventFields {
     ///   or handles it as before.
     init?(line: UnsafeRawBufferPointer) {
         guard UInt64(line.count) <= UInt64(UInt32.max) else { return nil }
+        if let canonical = Self.canonical(line) {
+            self = canonical
+            return
+        }
         var fields = EventFields()
         var isEvent: Bool?
         var cursor = JSONCursor(bytes: line)
@@ -80,11 +90,56 @@ struct EventFields {
 
     private init() {}
 
+    /// The daemon's usual event frame, `{"event":"CH","sub":"S"[,"seq":N][,"from":"C"][,"data":D]}`
+    /// with plain strings (no escapes) and no spaces, read by matching its literal parts;
+    /// nil for anything else, which the field-by-field walk then reads.
+    ///
+    /// Why: the walk packs and switches on every key and skips every value; for this shape
+    /// (nearly every event) the keys are known in order, so each field costs a compare of its
+    /// key's bytes and a scan to the next quote.
+    private static func canonical(_ line: UnsafeRawBufferPointer) -> EventFields? {
+        var reader = LiteralReader(bytes: line)
+        var fields = EventFields()
+        guard reader.take(Literals.event), let event = reader.plainString() else { return nil }
+        fields.eventSpan = span(event)
+        guard reader.take(Literals.sub), let sub = reader.plainString() else { return nil }
+        fields.subSpan = span(sub)
+        if reader.take(Literals.seq) {
+            guard let seq = reader.digits() else { return nil }
+            fields.seqSpan = span(seq)
+        }
+        if reader.take(Literals.from) {
+            guard let from = reader.plainString() else { return nil }
+            fields.fromSpan = span(from)
+        }
+        if reader.take(Literals.data) {
+            var cursor = JSONCursor(bytes: line)
+            cursor.index = reader.index
+            guard let end = cursor.lastValueEnd() else { return nil }
+            fields.dataSpan = span(reader.index..<end)
+            return fields
+        }
+        return reader.index + 1 == line.count && line[reader.index] == UInt8(ascii: "}") ? fields : nil
+    }
+
+    private static func span(_ range: Range<Int>) -> UInt64 {
+        UInt64(truncatingIfNeeded: range.lowerBound) << 32 | UInt64(truncatingIfNeeded: range.upperBound)
+    }
+
+    /// The literal parts of the canonical frame.
+    private enum Literals {
+        static let event = Array(#"{"event":"#.utf8)
+        static let sub = Array(#","sub":"#.utf8)
+        static let seq = Array(#","seq":"#.utf8)
+        static let from = Array(#","from":"#.utf8)
+        static let data = Array(#","data":"#.utf8)
+    }
+
     /// Notes one field: the first occurrence of a known key wins. Only called with ranges of
     /// lines shorter than 4 GiB (`init?(line:)` checks; a daemon frame never comes close).
     private mutating func record(_ packed: UInt64?, _ range: Range<Int>) {
         guard let key = packed else { return }
-        let span = UInt64(truncatingIfNeeded: range.lowerBound) << 32 | UInt64(truncatingIfNeeded: range.upperBound)
+        let span = Self.span(range)
         switch key {
         case Keys.event: if eventSpan == 0 { eventSpan = span }
         case Keys.sub: if subSpan == 0 { subSpan = span }
@@ -145,5 +200,43 @@ struct EventFields {
             (data, "data"),
             (value, "value")
         ]
+    }
+}
+
+/// Reads a line by matching literal bytes and plain tokens (`EventFields.canonical`).
+private struct LiteralReader {
+    let bytes: UnsafeRawBufferPointer
+    var index = 0
+
+    /// Moves past `literal` when the bytes at `index` are exactly it.
+    mutating func take(_ literal: [UInt8]) -> Bool {
+        guard index + literal.count <= bytes.count else { return false }
+        let matches = literal.withUnsafeBytes { wanted in
+            guard let base = bytes.baseAddress, let expected = wanted.baseAddress else { return false }
+            return memcmp(base + index, expected, literal.count) == 0
+        }
+        if matches { index += literal.count }
+        return matches
+    }
+
+    /// A string with no escape at `index` (its opening quote): its range, quotes included.
+    mutating func plainString() -> Range<Int>? {
+        let start = index
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+        index += 1
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
+            if byte == UInt8(ascii: "\"") { return start..<index }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { return nil }
+        }
+        return nil
+    }
+
+    /// One or more ASCII digits (a `seq` is never negative): their range.
+    mutating func digits() -> Range<Int>? {
+        let start = index
+        while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") { index += 1 }
+        return index > start && index - start <= 18 ? start..<index : nil
     }
 }

@@ -258,9 +258,10 @@ extension HeraldClient {
     /// Reads an `event` line straight from the read buffer, without copying the line.
     /// - Returns: nil when it is not a well-formed event frame: the caller then handles (and
     ///   reports) the line on the general path, `handleLine`.
-    func incomingEvent(line: UnsafeRawBufferPointer) -> IncomingEvent? {
+    /// - Parameter strings: the previous event's strings (`RecentStrings`).
+    func incomingEvent(line: UnsafeRawBufferPointer, strings: inout RecentStrings) -> IncomingEvent? {
         guard let fields = EventFields(line: line) else { return nil }
-        return IncomingEvent(line: line, fields: fields, strings: &loop.recentStrings)
+        return IncomingEvent(line: line, fields: fields, strings: &strings)
     }
 
     /// Counts an event against its subscription and queues it for the handler.

@@ -116,11 +116,15 @@ extension HeraldClient {
             var events: [IncomingEvent] = []
             var lines: [[UInt8]] = []
             var overlong = 0
+            // A local copy for the read: the loop's property, a class's, was checked for
+            // exclusive access on every event.
+            var strings = loop.recentStrings
+            defer { loop.recentStrings = strings }
             loop.readBuffer.withUnsafeBytes { raw in
                 loop.framer.feed(UnsafeRawBufferPointer(rebasing: raw[0..<count])) { framed in
                     switch framed {
                     case .line(let line):
-                        if lines.isEmpty, let event = incomingEvent(line: line) {
+                        if lines.isEmpty, let event = incomingEvent(line: line, strings: &strings) {
                             events.append(event)
                         } else {
                             lines.append(Array(line))

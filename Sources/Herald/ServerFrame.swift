@@ -168,6 +168,11 @@ struct JSONCursor {
     /// `"`…`"`, a number or literal ending in a digit or letter), so a frame that breaks the
     /// rule is malformed, not misread, unless its extra fields mimic a whole value.
     /// - Returns: nil when the ends do not match.
+    /// `trailingValue` for a caller that already read the last field's key (`EventFields`).
+    mutating func lastValueEnd() -> Int? {
+        trailingValue()
+    }
+
     private mutating func trailingValue() -> Int? {
         var end = bytes.count
         while end > index, Self.isSpace(bytes[end - 1]) { end -= 1 }

@@ -105,6 +105,22 @@ import Testing
             #"{"event":"a","sub":"s","data":-12.5e3}"#,
             #"{"event":"a","sub":"s","data":true }"#,
             #"{"event":"a","sub":"s","data":}"#,
+            // The canonical shape (`EventFields.canonical`) and its near misses.
+            #"{"event":"a.b","sub":"s1"}"#,
+            #"{"event":"a.b","sub":"s1","seq":1}"#,
+            #"{"event":"a.b","sub":"s1","from":"c1"}"#,
+            #"{"event":"a.b","sub":"s1","data":[]}"#,
+            #"{"event":"a.b","sub":"s1","seq":12,"from":"c1","data":"x"}"#,
+            #"{"event":"a\u002eb","sub":"s1","seq":12,"from":"c1","data":1}"#,
+            #"{"event":"a.b","sub":"s\"1","data":1}"#,
+            #"{"event":"a.b","sub":"s1","seq":-3,"data":1}"#,
+            #"{"event":"a.b","sub":"s1","seq":1.5,"data":1}"#,
+            #"{"event":"a.b","sub":"s1","seq":1,"seq":2}"#,
+            #"{"event":"a.b","sub":"s1","sub":"s2"}"#,
+            #"{"event":"a.b","sub":"s1","from":"c1","seq":3}"#,
+            #"{"event":"a.b","sub":"s1","seq":1} "#,
+            #"{"event":"a.b","sub":"s1","seq":1"#,
+            #"{"event":"a.b","sub":"é","seq":1}"#,
         ]
         for line in lines {
             let (frame, viaLine) = both(line)
