@@ -40,6 +40,9 @@ final class EventBuffer: Sendable {
     private let keepsNewest: Bool
     private let state = Mutex(State())
     private let dropTotal = Atomic<Int>(0)
+    /// Batches the consumer worked through, freed (and their storage reused) by `append` on
+    /// the I/O thread, where their events were allocated (`ReturnedBatches`).
+    private let returns = ReturnedBatches<Item>()
 
     init(buffering: StreamBuffering) {
         switch buffering {
@@ -68,7 +71,9 @@ final class EventBuffer: Sendable {
     /// with the whole batch. Ignored once the stream finished.
     func append(_ events: [IncomingEvent]) {
         guard !events.isEmpty else { return }
-        var batch = events.map { Item(incoming: $0, dropped: 0) }
+        var batch = returns.reuse() ?? []
+        batch.reserveCapacity(events.count)
+        for event in events { batch.append(Item(incoming: event, dropped: 0)) }
         let handOff = state.withLock { state -> (UnsafeContinuation<[Item], Never>, [Item])? in
             guard !state.finished else { return nil }
             var lost = 0
@@ -116,6 +121,11 @@ final class EventBuffer: Sendable {
     }
 
     // MARK: The consumer's side
+
+    /// The consumer is done with `batch` (what `take` gave it): it is freed on the I/O thread.
+    func giveBack(_ batch: [Item]) {
+        if !batch.isEmpty { returns.give(batch) }
+    }
 
     /// Everything queued, waiting while nothing is; empty when the stream ended. The calling
     /// task's cancellation ends the stream (and unsubscribes).

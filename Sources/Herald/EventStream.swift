@@ -59,6 +59,9 @@ public struct EventStream<Event: HeraldEvent>: AsyncSequence, Sendable {
                     position += 1
                     if let delivery = decoded(item) { return delivery }
                 }
+                // The used batch goes back to be freed on the I/O thread (`ReturnedBatches`).
+                buffer.giveBack(batch)
+                batch = []
                 batch = await buffer.take(isolation: actor)
                 position = 0
                 if batch.isEmpty { return nil }

@@ -73,6 +73,9 @@ public struct ThrowingEventStream<Event: HeraldEvent>: AsyncSequence, Sendable {
                         throw EventDecodingError(error: error, metadata: item.incoming.metadata, data: item.incoming.data)
                     }
                 }
+                // The used batch goes back to be freed on the I/O thread (`ReturnedBatches`).
+                buffer.giveBack(batch)
+                batch = []
                 batch = await buffer.take(isolation: actor)
                 position = 0
                 if batch.isEmpty { return nil }
