@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Where an `event` frame's fields are, found in one pass over the frame's fields.
 ///
 /// Why: building an `IncomingEvent` asked the frame for fifteen fields one by one, each a
@@ -128,11 +122,11 @@ struct EventFields {
 
     /// The literal parts of the canonical frame.
     private enum Literals {
-        static let event = Array(#"{"event":"#.utf8)
-        static let sub = Array(#","sub":"#.utf8)
-        static let seq = Array(#","seq":"#.utf8)
-        static let from = Array(#","from":"#.utf8)
-        static let data = Array(#","data":"#.utf8)
+        static let event = Literal(#"{"event":"#)
+        static let sub = Literal(#","sub":"#)
+        static let seq = Literal(#","seq":"#)
+        static let from = Literal(#","from":"#)
+        static let data = Literal(#","data":"#)
     }
 
     /// Notes one field: the first occurrence of a known key wins. Only called with ranges of
@@ -203,20 +197,45 @@ struct EventFields {
     }
 }
 
+/// A literal of 1 to 16 bytes as its first (up to) 8 bytes and, past 8, its last 8
+/// (`LiteralReader.take`).
+struct Literal {
+    let count: Int
+    let head: UInt64
+    let headMask: UInt64
+    let tail: UInt64
+
+    init(_ text: StaticString) {
+        let bytes = UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)
+        precondition((1...16).contains(bytes.count), "a literal of 1 to 16 bytes")
+        count = bytes.count
+        var head: UInt64 = 0
+        for (offset, byte) in bytes.prefix(8).enumerated() { head |= UInt64(byte) << (8 * UInt64(offset)) }
+        self.head = head
+        headMask = bytes.count >= 8 ? ~0 : (1 << (8 * UInt64(bytes.count))) - 1
+        tail = bytes.count > 8 ? UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self)) : 0
+    }
+}
+
 /// Reads a line by matching literal bytes and plain tokens (`EventFields.canonical`).
 private struct LiteralReader {
     let bytes: UnsafeRawBufferPointer
     var index = 0
 
     /// Moves past `literal` when the bytes at `index` are exactly it.
-    mutating func take(_ literal: [UInt8]) -> Bool {
-        guard index + literal.count <= bytes.count else { return false }
-        let matches = literal.withUnsafeBytes { wanted in
-            guard let base = bytes.baseAddress, let expected = wanted.baseAddress else { return false }
-            return memcmp(base + index, expected, literal.count) == 0
+    ///
+    /// One or two 8-byte loads, no call to `memcmp` (a tenth of the canonical read). Fewer
+    /// than 8 bytes left never match: a canonical frame has a value and `}` after each literal.
+    mutating func take(_ literal: Literal) -> Bool {
+        guard index + max(8, literal.count) <= bytes.count else { return false }
+        let head = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+        guard head & literal.headMask == literal.head else { return false }
+        if literal.count > 8 {
+            let tail = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index + literal.count - 8, as: UInt64.self))
+            guard tail == literal.tail else { return false }
         }
-        if matches { index += literal.count }
-        return matches
+        index += literal.count
+        return true
     }
 
     /// A string with no escape at `index` (its opening quote): its range, quotes included.
