@@ -114,6 +114,9 @@ extension HeraldClient {
             // link or reset the framer, so it is copied and handled after those events, and so
             // is every line after it (order kept).
             var events: [IncomingEvent] = []
+            // One allocation for the read's events (a daemon event line is at least ~40 bytes),
+            // not the ten or so of growing by doubling to a few hundred.
+            events.reserveCapacity(count / 40 + 1)
             var lines: [[UInt8]] = []
             var overlong = 0
             // A local copy for the read: the loop's property, a class's, was checked for

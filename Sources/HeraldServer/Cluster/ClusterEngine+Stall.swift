@@ -13,11 +13,44 @@ extension ClusterEngine {
         guard refreshSentAt == nil else { return }
         let sentAt = uv_hrtime()
         refreshSentAt = sentAt
-        commands.send([Array("SET".utf8), Array((prefix + "alive:" + String(nodeIndex)).utf8), Array("1".utf8),
-                       Array("PX".utf8), Array(String(settings.nodeTimeoutMs).utf8)]) { [unowned self] reply in
+        commands.send([Array("EVAL".utf8), Array(Self.refreshScript.utf8), Array("1".utf8),
+                       Array((prefix + "alive:" + String(nodeIndex)).utf8), Array(String(settings.nodeTimeoutMs).utf8)]) { [unowned self] reply in
             if refreshSentAt == sentAt { refreshSentAt = nil }
-            if reply.failure == nil { redisRoundTripUs = Int((uv_hrtime() &- sentAt) / 1_000) }
+            guard reply.failure == nil else { return }
+            redisRoundTripUs = Int((uv_hrtime() &- sentAt) / 1_000)
+            if let had = reply.integer { livenessChecked(present: had == 1) }
         }
+    }
+
+    /// Sets the liveness key with the node timeout as TTL; answers whether it was there.
+    /// (A script, not `SET … GET`, which needs Redis 6.2.)
+    static let refreshScript = """
+    local had = redis.call('EXISTS', KEYS[1])
+    redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
+    return had
+    """
+
+    /// A refresh found this node's liveness key gone although an earlier one since it got
+    /// ready found it there: the node stalled past `node_timeout_ms` (a starved process, a
+    /// slow disk) and the key expired meanwhile. A node that read the tables in that window
+    /// (its snapshot at reconnect lists live nodes only) left out this node's interest,
+    /// locks, links and handlers, and unless some reaper also saw the gap (then `d` makes this
+    /// node register again) nothing would tell it otherwise: so the node registers everything
+    /// again, as after being declared down (`reapedWhileAlive`).
+    func livenessChecked(present: Bool) {
+        guard isReady else {
+            livenessHeld = false
+            return
+        }
+        if present {
+            livenessHeld = true
+            return
+        }
+        guard livenessHeld else { return }
+        livenessHeld = false
+        server.logger.warn("cluster: this node's liveness key had expired (a stall past node_timeout_ms); registering again",
+                           ["node": settings.node, "index": nodeIndex])
+        registerAgain()
     }
 
     /// Drops both links when the refresh in flight has waited past the node timeout.

@@ -68,6 +68,9 @@ final class ClusterEngine {
     var redisRoundTripUs = 0
     /// When the liveness refresh now awaiting its reply was sent (`ClusterEngine+Stall`).
     var refreshSentAt: UInt64?
+    /// Whether a liveness refresh since this node got ready found its key still there
+    /// (`livenessChecked`): from then on, a refresh that finds it gone means it lapsed.
+    var livenessHeld = false
     private let timer = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
 
     /// How long a held `sub` answer waits for nodes that do not acknowledge (then they count
