@@ -43,6 +43,9 @@ final class Channel {
     var cacheGeneration = -1
     /// Set when the record is dropped, so references cached elsewhere stop using it.
     var isRetired = false
+    /// Set while `Broker.fanOut` reads the cache in place: `refreshTargets` leaves it alone
+    /// then (the next fan-out refreshes it), so the arrays being read are never replaced.
+    var isFanningOut = false
     /// The channel's last events, for `sub` with `since`.
     var history = EventHistory()
     /// The account of the user whose request made the record (`user_limits.channels`).
@@ -61,7 +64,7 @@ final class Channel {
 extension Channel {
     /// Recomputes the cached targets when the index changed since they were cached.
     func refreshTargets(in index: SubscriptionIndex) {
-        guard cacheGeneration != index.generation else { return }
+        guard cacheGeneration != index.generation, !isFanningOut else { return }
         targets = index.targets(for: name)
         // A subscription still replaying gets this channel's events through its cursor
         // (`ReplayCursor`); it joins the targets when the replay ends and resets the cache.

@@ -20,7 +20,10 @@ final class Connection {
         case descriptor(Int32)
     }
 
-    unowned let worker: Worker
+    /// Its loop's worker, which outlives it (the worker closes every connection's handles
+    /// before its loop ends). `unowned(unsafe)`: a checked `unowned` cost a strong retain and
+    /// a release on every read, and the budget check reads it after every line.
+    unowned(unsafe) let worker: Worker
     /// The broker's state for this connection; touched only under the broker lock.
     let session: Session
     /// Where the connection comes from, for every log line about it (`peer=…`).
