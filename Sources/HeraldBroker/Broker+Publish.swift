@@ -163,10 +163,16 @@ extension Broker {
             return false
         }
         session.reserveOutbound(size, limit: config.maxPending - session.inFlight)
-        session.outbound.appendRaw(prefix)
         if subscription.argsFragmentCount == 0 && !isLast && subscription.dropped == 0 {
-            session.outbound.appendRaw(eventShared.bytes(0..<shared))
+            // One append of prefix and shared parts together (`FrameScratch.prefixed`).
+            if let frame = eventShared.prefixed(prefix, upTo: shared) {
+                session.outbound.appendRaw(frame)
+            } else {
+                session.outbound.appendRaw(prefix)
+                session.outbound.appendRaw(eventShared.bytes(0..<shared))
+            }
         } else {
+            session.outbound.appendRaw(prefix)
             session.outbound.appendRaw(eventShared.bytes(0..<eventSplit))
             appendExtras(of: subscription, isLast: isLast, to: &session.outbound)
             session.outbound.appendRaw(eventShared.bytes(eventSplit..<shared))
