@@ -45,10 +45,13 @@ struct DeliveryBatch {
         switch taken[0].binding.target {
         case .queue(let first):
             if taken.allSatisfy({ if case .queue(let queue) = $0.binding.target { queue === first } else { false } }) {
-                let returns = self.returns
+                // Not from the main queue: a binding released with its batch may hold the last
+                // reference to what its handler captured (a view, say), which must then go on
+                // the main thread, as before.
+                let returns = first === DispatchQueue.main ? nil : self.returns
                 first.async {
                     for item in taken { item.binding.deliverIfWanted(item.event) }
-                    returns.give(taken)
+                    returns?.give(taken)
                 }
                 return
             }
