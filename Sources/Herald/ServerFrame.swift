@@ -120,7 +120,7 @@ struct JSONCursor {
     /// Calls `body` with each top-level field of the object, in wire order.
     /// - Parameter last: a packed key the producer always writes as the object's last field
     ///   (the daemon's `data`, docs/protocol.md "Frames"): its value is taken to run to the
-    ///   object's closing brace without being walked (`trailingValue`). Nil walks every value.
+    ///   object's closing brace without being walked (`lastValueEnd`). Nil walks every value.
     /// - Returns: false when the text is not one JSON object with string keys (`body` may
     ///   have seen some fields by then: the caller drops what it gathered).
     mutating func forEachTopLevelField(last: UInt64? = nil, _ body: (FieldKey, Range<Int>) -> Void) -> Bool {
@@ -145,7 +145,7 @@ struct JSONCursor {
             skipSpace()
             let valueStart = index
             if let last, key.packed == last {
-                guard let end = trailingValue() else { return false }
+                guard let end = lastValueEnd() else { return false }
                 body(key, valueStart..<end)
                 return true
             }
@@ -167,13 +167,9 @@ struct JSONCursor {
     /// walks it again anyway). The shape is still checked at both ends (`{`…`}`, `[`…`]`,
     /// `"`…`"`, a number or literal ending in a digit or letter), so a frame that breaks the
     /// rule is malformed, not misread, unless its extra fields mimic a whole value.
+    /// Also called by `EventFields.canonical`, which has read the last field's key itself.
     /// - Returns: nil when the ends do not match.
-    /// `trailingValue` for a caller that already read the last field's key (`EventFields`).
     mutating func lastValueEnd() -> Int? {
-        trailingValue()
-    }
-
-    private mutating func trailingValue() -> Int? {
         var end = bytes.count
         while end > index, Self.isSpace(bytes[end - 1]) { end -= 1 }
         guard end > index, bytes[end - 1] == UInt8(ascii: "}") else { return nil }
