@@ -77,7 +77,7 @@ extension Channel {
             case .single(let subscription):
                 let start = prefixArena.count
                 prefixArena.append(contentsOf: eventHead)
-                prefixArena.appendJSONString(subscription.name)
+                subscription.appendQuotedName(to: &prefixArena)
                 return FastTarget(subscription: Unmanaged.passUnretained(subscription), group: nil,
                                   prefix: start..<prefixArena.count)
             case .group(let group):
@@ -90,7 +90,7 @@ extension Channel {
     /// Appends `{"event":"CH","sub":"NAME"` for one subscription to `out`.
     func appendPrefix(for subscription: Subscription, to out: inout [UInt8]) {
         out.append(contentsOf: eventHead)
-        out.appendJSONString(subscription.name)
+        subscription.appendQuotedName(to: &out)
     }
 
     /// Whether the record's name equals `bytes`.

@@ -33,7 +33,7 @@ public final class Session {
     /// When the close was asked for, so a peer that never reads cannot hold it open.
     public internal(set) var closeRequestedAt = 0
     /// Subscriptions by name.
-    var subscriptions: [[UInt8]: Subscription] = [:]
+    var subscriptions = SessionSubscriptions()
     /// Names the daemon assigned so far (`s1`, `s2`, …).
     var nextAssignedName = 1
     /// Malformed frames in a row.

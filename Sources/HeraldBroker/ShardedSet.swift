@@ -37,6 +37,36 @@ struct ShardedSet<Element: Hashable> {
         return true
     }
 
+    /// The element held that equals `element` (for an element type whose equality is a key's,
+    /// such as `PatternSlots`' probes), or nil.
+    func member(equalTo element: Element) -> Element? {
+        let shard = shards[Self.shard(of: element)]
+        guard let at = shard.firstIndex(of: element) else { return nil }
+        return shard[at]
+    }
+
+    /// Stores `element`, replacing an equal one. - Returns: the one it replaced, or nil.
+    @discardableResult
+    mutating func update(with element: Element) -> Element? {
+        let shard = Self.shard(of: element)
+        guard let replaced = shards[shard].update(with: element) else {
+            count += 1
+            if ShardGrowth.isDue(count: shards[shard].count, capacity: shards[shard].capacity, shard: shard) {
+                shards[shard].reserveCapacity(shards[shard].capacity + 1)
+            }
+            return nil
+        }
+        return replaced
+    }
+
+    /// Removes the element equal to `element`. - Returns: the one removed, or nil.
+    @discardableResult
+    mutating func removeMember(equalTo element: Element) -> Element? {
+        guard let removed = shards[Self.shard(of: element)].remove(element) else { return nil }
+        count -= 1
+        return removed
+    }
+
     /// Removes `element`. - Returns: false when it was not there.
     @discardableResult
     mutating func remove(_ element: Element) -> Bool {

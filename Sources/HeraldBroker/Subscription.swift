@@ -15,12 +15,18 @@ public final class Subscription {
     let owner: Unmanaged<Session>
     /// The connection that holds it.
     public var session: Session { owner.takeUnretainedValue() }
-    /// Its name, unique within the connection.
-    public let name: [UInt8]
+    /// Its name, unique within the connection (copied out of `nameWord` or `extras`).
+    public var name: [UInt8] {
+        nameWord != 0 ? PackedName.bytes(nameWord) : extras?.longName ?? []
+    }
+    /// The name packed in one word when it is 7 bytes or shorter (`PackedName`), else 0 and
+    /// the name is in `extras`: most names are short (`s1`… from the daemon, `h1`… from the
+    /// Swift client), and an array of its own cost 48 bytes a subscription.
+    let nameWord: UInt64
     /// The pattern (or concrete channel) it listens on.
     public let pattern: [UInt8]
-    /// Group, args and max: nil for a plain subscription, which is most of them, so it
-    /// stays 64 bytes smaller (see `SubscriptionExtras`).
+    /// Group, args, max and a name too long to pack: nil for a plain subscription, which is
+    /// most of them, so it stays 64 bytes smaller (see `SubscriptionExtras`).
     private let extras: SubscriptionExtras?
     /// Events lost to the `drop` policy since its last delivery (saturating at `UInt32.max`).
     public internal(set) var dropped: Int {
@@ -79,12 +85,46 @@ public final class Subscription {
     init(session: Session, name: [UInt8], pattern: [UInt8], isWildcard: Bool, group: [UInt8]?,
          args: [UInt8]?, max: Int?, serial: Int) {
         self.owner = Unmanaged.passUnretained(session)
-        self.name = name
+        let word = PackedName.word(name)
+        self.nameWord = word
         self.pattern = pattern
         self.isWildcard = isWildcard
         self.serial = serial
-        let plain = group == nil && args == nil && max == nil
-        self.extras = plain ? nil : SubscriptionExtras(group: group, args: args, max: max)
+        let plain = group == nil && args == nil && max == nil && word != 0
+        self.extras = plain ? nil : SubscriptionExtras(group: group, args: args, max: max,
+                                                        longName: word == 0 ? name : nil)
+    }
+
+    /// Calls `body` with its name's bytes, without allocating.
+    @inline(__always)
+    func withName<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        if nameWord != 0 { return PackedName.withBytes(nameWord, body) }
+        return (extras?.longName ?? []).withUnsafeBytes(body)
+    }
+
+    /// Appends its name as a JSON string to `out`, without allocating.
+    func appendQuotedName(to out: inout [UInt8]) {
+        withName { out.appendJSONString($0) }
+    }
+
+    /// Whether its name is `bytes`.
+    func hasName(_ bytes: [UInt8]) -> Bool {
+        let word = PackedName.word(bytes)
+        if word != 0 || nameWord != 0 { return word == nameWord }
+        return extras?.longName == bytes
+    }
+
+    /// Whether `other` has the same name.
+    func hasSameName(as other: Subscription) -> Bool {
+        if nameWord != 0 || other.nameWord != 0 { return nameWord == other.nameWord }
+        return extras?.longName == other.extras?.longName
+    }
+
+    /// Feeds its name to `hasher` the way `SessionSubscriptions` hashes a name it looks up:
+    /// the packed word, or the bytes of a longer name in one call.
+    func hashName(into hasher: inout Hasher) {
+        if nameWord != 0 { return hasher.combine(nameWord) }
+        (extras?.longName ?? []).withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 
     /// Runs `body` with the owning session borrowed: a +0 reference, so no retain and no
@@ -98,7 +138,7 @@ public final class Subscription {
     /// delivery targets are cached and in answers, and storing it cost ~50 B per subscription.
     var quotedName: [UInt8] {
         var quoted: [UInt8] = []
-        quoted.appendJSONString(name)
+        appendQuotedName(to: &quoted)
         return quoted
     }
 

@@ -1,7 +1,7 @@
 import HeraldWire
 
 /// The options of a subscription that most subscriptions do not use: a queue group, bound
-/// arguments, a delivery limit.
+/// arguments, a delivery limit, a name too long to pack in a word (`PackedName`).
 ///
 /// Kept out of line (one optional reference in `Subscription`) because a million plain
 /// subscriptions would otherwise each carry about 64 bytes of empty fields.
@@ -18,9 +18,12 @@ final class SubscriptionExtras {
     var groupPosition = -1
     /// `,"args":RAW`, precomputed, or empty.
     let argsFragment: [UInt8]
+    /// The subscription's name when it is longer than `PackedName.capacity`.
+    let longName: [UInt8]?
 
-    init(group: [UInt8]?, args: [UInt8]?, max: Int?) {
+    init(group: [UInt8]?, args: [UInt8]?, max: Int?, longName: [UInt8]?) {
         self.group = group
+        self.longName = longName
         self.args = args
         self.max = max
         self.remaining = max

@@ -26,10 +26,21 @@ final class SubscriptionIndex {
     /// What one pattern holds. Most concrete channels have exactly one plain subscriber
     /// (one per device, per document…), so that case is the subscription itself: no `Entry`
     /// and no array, about 110 bytes less per subscription. A second subscriber, a queue
-    /// group or a wildcard pattern makes it an `Entry`.
-    private enum Slot {
+    /// group or a wildcard pattern makes it an `Entry`. `probe` is never stored: it is the
+    /// pattern being looked up in `PatternSlots`, which hashes and compares slots by pattern.
+    enum Slot: Hashable {
         case one(Subscription)
         case many(Entry)
+        case probe([UInt8])
+
+        /// The pattern it is kept under.
+        var pattern: [UInt8] {
+            switch self {
+            case .one(let subscription): return subscription.pattern
+            case .many(let entry): return entry.pattern
+            case .probe(let pattern): return pattern
+            }
+        }
 
         /// Calls `body` with each subscription, in insertion order.
         @inline(__always)
@@ -37,6 +48,7 @@ final class SubscriptionIndex {
             switch self {
             case .one(let subscription): body(subscription)
             case .many(let entry): entry.subscriptions.forEach(body)
+            case .probe: break
             }
         }
 
@@ -44,18 +56,20 @@ final class SubscriptionIndex {
             switch self {
             case .one: return 1
             case .many(let entry): return entry.subscriptions.count
+            case .probe: return 0
             }
         }
 
-        var isWildcard: Bool {
-            switch self {
-            case .one(let subscription): return subscription.isWildcard
-            case .many(let entry): return entry.isWildcard
-            }
+        func hash(into hasher: inout Hasher) {
+            pattern.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
+
+        static func == (a: Slot, b: Slot) -> Bool {
+            a.pattern == b.pattern
         }
     }
 
-    private var entries = NameTable<Slot>()
+    private var entries = PatternSlots()
     /// The wildcard entries, by pattern segment.
     private let wildcardEntries = PatternTrie<Entry>()
     /// How many distinct concrete patterns have subscriptions (for `stats`-style counters).
@@ -208,7 +222,7 @@ final class SubscriptionIndex {
         switch entries[pattern] {
         case .one?: return 1
         case .many(let entry)?: return entry.subscriptions.count - entry.groups.values.reduce(0) { $0 + $1.members.count }
-        case nil: return 0
+        case .probe?, nil: return 0
         }
     }
 
@@ -239,7 +253,7 @@ final class SubscriptionIndex {
             entry = Entry(pattern: pattern, isWildcard: isWildcard)
             single.entryPosition = 0
             entry.subscriptions.append(single)
-        case nil:
+        case .probe?, nil:
             entry = Entry(pattern: pattern, isWildcard: isWildcard)
             if isWildcard { wildcardEntries.insert(entry, at: pattern) }
         }
