@@ -294,6 +294,7 @@ def main():
     ap.add_argument("--mode", default="full")
     ap.add_argument("--reps", default="?")
     ap.add_argument("--scale-reps", default=None)
+    ap.add_argument("--latency-reps", default=None)
     ap.add_argument("--cmdline", default="")
     ap.add_argument("--cpu", default="")
     ap.add_argument("--nproc", default="")
@@ -342,6 +343,7 @@ def main():
         f"- Machine: {a.nproc} CPUs ({a.cpu}), Linux {a.kernel}",
         f"- Command: `{a.cmdline}` (mode {a.mode}, {a.reps} repetition(s) per case"
         + (f", {a.scale_reps} per scale case" if a.scale_reps and a.scale_reps != a.reps else "")
+        + (f", {a.latency_reps} per latency case" if a.latency_reps and a.latency_reps != a.reps else "")
         + ", medians shown)",
     ]
     for v in [x for x in a.versions.splitlines() if x.strip()]:
