@@ -175,20 +175,21 @@ extension Broker {
             overflow(subscription, of: session)
             return false
         }
-        session.reserveOutbound(size, limit: config.maxPending - session.inFlight)
-        if subscription.argsFragmentCount == 0 && !isLast && subscription.dropped == 0 {
-            // One append of prefix and shared parts together (`FrameScratch.prefixed`).
-            if let frame = eventShared.prefixed(prefix, upTo: shared) {
-                session.outbound.appendRaw(frame)
-            } else {
-                session.outbound.appendRaw(prefix)
-                session.outbound.appendRaw(eventShared.bytes(0..<shared))
-            }
+        let isPlain = subscription.argsFragmentCount == 0 && !isLast && subscription.dropped == 0
+        if isPlain, let frame = eventShared.prefixed(prefix, upTo: shared) {
+            // One copy of prefix and shared parts together (`FrameScratch.prefixed`), staged
+            // when small (`Session.appendEvent`).
+            session.appendEvent(frame)
         } else {
+            session.reserveOutbound(size, limit: config.maxPending - session.inFlight)
             session.outbound.appendRaw(prefix)
-            session.outbound.appendRaw(eventShared.bytes(0..<eventSplit))
-            appendExtras(of: subscription, isLast: isLast, to: &session.outbound)
-            session.outbound.appendRaw(eventShared.bytes(eventSplit..<shared))
+            if isPlain {
+                session.outbound.appendRaw(eventShared.bytes(0..<shared))
+            } else {
+                session.outbound.appendRaw(eventShared.bytes(0..<eventSplit))
+                appendExtras(of: subscription, isLast: isLast, to: &session.outbound)
+                session.outbound.appendRaw(eventShared.bytes(eventSplit..<shared))
+            }
         }
         delivered(to: subscription, of: session, isLast: isLast)
         // A request with auth on remembers who may answer it; for `pub` this is one

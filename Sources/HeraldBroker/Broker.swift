@@ -142,6 +142,7 @@ public final class Broker {
     /// - Returns: the session the server keeps for the connection.
     public func connect(id: ConnectionID, now: Int) -> Session {
         let session = Session(id: id, now: now)
+        session.outboundLimit = config.maxPending
         sessions[id] = session
         stats.totalConnections += 1
         if sessions.count > config.maxConnections {

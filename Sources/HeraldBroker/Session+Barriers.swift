@@ -15,7 +15,7 @@ struct OutputBarrier {
 extension Session {
     /// Whether the server has bytes it may write now: queued and not behind a barrier.
     public var hasWritableOutput: Bool {
-        guard let first = barriers.first else { return !outbound.isEmpty }
+        guard let first = barriers.first else { return !hasNoOutbound }
         return first.offset > 0
     }
 

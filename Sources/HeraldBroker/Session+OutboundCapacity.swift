@@ -18,15 +18,15 @@ extension Session {
     ///   - limit: the most `outbound` may legitimately hold (`max_pending` minus the bytes in flight).
     @inline(__always)
     func reserveOutbound(_ size: Int, limit: Int) {
-        let needed = outbound.count + size
-        if needed > outbound.capacity { growOutbound(to: needed, limit: limit) }
+        let needed = queued.count + size
+        if needed > queued.capacity { growOutbound(to: needed, limit: limit) }
     }
 
     /// The slow part of `reserveOutbound`: doubles up to 1 MiB, then jumps to `limit` (never below `needed`).
     @inline(never)
     private func growOutbound(to needed: Int, limit: Int) {
-        let doubled = Swift.max(outbound.capacity * 2, 256)
+        let doubled = Swift.max(queued.capacity * 2, 256)
         let target = doubled <= Session.outboundDoublingLimit ? doubled : limit
-        outbound.reserveCapacity(Swift.max(needed, Swift.min(target, limit)))
+        queued.reserveCapacity(Swift.max(needed, Swift.min(target, limit)))
     }
 }

@@ -21,8 +21,29 @@ public final class Session {
     public internal(set) var name: [UInt8]?
     /// False when the client asked not to receive its own publications.
     public internal(set) var echo = true
-    /// Frames not yet handed to the socket.
-    public internal(set) var outbound: [UInt8] = []
+    /// Frames not yet handed to the socket. Reading or changing it first moves the staged
+    /// events in (`Session+Staging.swift`), so every frame keeps its place.
+    public internal(set) var outbound: [UInt8] {
+        get {
+            if stagedCount > 0 { moveStaged() }
+            return queued
+        }
+        _modify {
+            if stagedCount > 0 { moveStaged() }
+            yield &queued
+        }
+    }
+    /// What `outbound` holds, without the staged events.
+    var queued: [UInt8] = []
+    /// Small event frames appended since the last move (`appendEvent`): a block of
+    /// `stagingCapacity` bytes allocated on the first one, freed with the session.
+    var staging: UnsafeMutableRawPointer?
+    /// How much of `staging` is in use.
+    var stagedCount = 0
+    /// How much `staging` holds: `stagingCapacity` once allocated, 0 before.
+    var stagingSize = 0
+    /// `max_pending`: how large `queued` may grow when staged events move in.
+    var outboundLimit = Int.max
     /// Bytes handed to the socket but not yet written; the server keeps this current.
     public var inFlight = 0
     /// Set once the connection is to close after its pending bytes are flushed.
@@ -90,6 +111,10 @@ public final class Session {
         self.lastHeard = now
     }
 
+    deinit {
+        staging?.deallocate()
+    }
+
     /// Whether a `hello` waits for its token to be verified: the server must hold the
     /// connection's further lines until `Broker.completeVerification` answered it.
     public var awaitsVerification: Bool { pendingVerification != nil }
@@ -107,8 +132,15 @@ public final class Session {
     /// verified, or a request waiting for the cluster).
     public var isParked: Bool { pendingVerification != nil || awaitsCluster }
 
+    /// Whether nothing is queued, staged events included; unlike `outbound.isEmpty` it moves
+    /// nothing and copies no reference (the server asks on every flush).
+    public var hasNoOutbound: Bool { stagedCount == 0 && queued.isEmpty }
+
+    /// The queue's capacity (what it pins), without moving staged events.
+    public var outboundCapacity: Int { queued.capacity }
+
     /// Bytes queued or in flight: what `max_pending` bounds.
-    public var pendingBytes: Int { outbound.count + inFlight }
+    public var pendingBytes: Int { queued.count + stagedCount + inFlight }
 
     /// Hands the queued bytes to the caller, leaving `spare` (emptied) as the new queue.
     ///
@@ -117,11 +149,12 @@ public final class Session {
     public func takeOutbound(into spare: inout [UInt8]) {
         spare.removeAll(keepingCapacity: true)
         guard barriers.isEmpty else { return takeReleasable(into: &spare) }
-        swap(&outbound, &spare)
+        if stagedCount > 0 { moveStaged() }
+        swap(&queued, &spare)
     }
 
     /// Frees a queue that grew large once, so one burst does not pin memory forever.
     public func shrinkOutboundIfIdle(above limit: Int) {
-        if outbound.isEmpty && outbound.capacity > limit { outbound = [] }
+        if hasNoOutbound && queued.capacity > limit { queued = [] }
     }
 }

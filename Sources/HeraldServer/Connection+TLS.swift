@@ -109,7 +109,7 @@ extension Connection {
             session.inFlight = inFlightBytes.count
             lastTakenMs = worker.now
         }
-        closeWhenWritten = session.closeAfterFlush && session.outbound.isEmpty
+        closeWhenWritten = session.closeAfterFlush && session.hasNoOutbound
         return !inFlightBytes.isEmpty || closeWhenWritten || tls.hasCiphertext
     }
 

@@ -229,7 +229,7 @@ final class Connection {
             lastTakenMs = worker.now
         }
         // Answers held for durability go out before the close.
-        closeWhenWritten = session.closeAfterFlush && session.outbound.isEmpty
+        closeWhenWritten = session.closeAfterFlush && session.hasNoOutbound
         return !inFlightBytes.isEmpty || closeWhenWritten
     }
 
@@ -304,7 +304,7 @@ final class Connection {
             broker.stats.bytesOut += session.inFlight
             session.inFlight = 0
             let isLarge = inFlightBytes.capacity > Connection.retainedCapacity
-                || session.outbound.capacity > Connection.retainedCapacity
+                || session.outboundCapacity > Connection.retainedCapacity
             return (takeQueued(), isLarge)
         }
         // Large buffers stay while the connection streams (`LargeBufferKeeper`).
@@ -330,7 +330,7 @@ final class Connection {
             inFlightBytes = []
         }
         session.shrinkOutboundIfIdle(above: Connection.retainedCapacity)
-        return session.outbound.capacity <= Connection.retainedCapacity
+        return session.outboundCapacity <= Connection.retainedCapacity
     }
 
     /// Closes the connection; its memory goes in the close callback (handle rule 1).
