@@ -171,7 +171,7 @@ extension Broker {
         }
         session.reserveOutbound(size, limit: config.maxPending - session.inFlight)
         session.outbound.append(contentsOf: prefix)
-        session.outbound.append(contentsOf: middle)
+        EventMiddle.append(middle, compact: subscription.isCompact, to: &session.outbound)
         if replay { session.outbound.appendRaw(#","replay":true"#) }
         appendExtras(of: subscription, isLast: isLast, to: &session.outbound)
         session.outbound.append(contentsOf: tail)

@@ -77,8 +77,10 @@ extension Broker {
         eventShared.reset()
         eventShared.append(#","seq":"#)
         eventShared.appendDecimal(seq)
+        eventFromStart = eventShared.count
         eventShared.append(#","from":"#)
         eventShared.append(quotedFrom)
+        eventFromEnd = eventShared.count
         eventShared.append(middle)
         eventSplit = eventShared.count
         if let data {
@@ -175,21 +177,20 @@ extension Broker {
             overflow(subscription, of: session)
             return false
         }
-        let isPlain = subscription.argsFragmentCount == 0 && !isLast && subscription.dropped == 0
-        if isPlain, let frame = eventShared.prefixed(prefix, upTo: shared) {
+        let hasNoExtras = subscription.argsFragmentCount == 0 && !isLast && subscription.dropped == 0
+        if hasNoExtras && !subscription.isCompact, let frame = eventShared.prefixed(prefix, upTo: shared) {
             // One copy of prefix and shared parts together (`FrameScratch.prefixed`), staged
             // when small (`Session.appendEvent`).
             session.appendEvent(frame)
+        } else if hasNoExtras, let head = eventShared.prefixed(prefix, upTo: eventFromStart) {
+            // Compact: the same without `,"from":"C"`.
+            session.appendEvent(head, eventShared.bytes(eventFromEnd..<shared))
         } else {
             session.reserveOutbound(size, limit: config.maxPending - session.inFlight)
             session.outbound.appendRaw(prefix)
-            if isPlain {
-                session.outbound.appendRaw(eventShared.bytes(0..<shared))
-            } else {
-                session.outbound.appendRaw(eventShared.bytes(0..<eventSplit))
-                appendExtras(of: subscription, isLast: isLast, to: &session.outbound)
-                session.outbound.appendRaw(eventShared.bytes(eventSplit..<shared))
-            }
+            appendMiddle(for: subscription, to: &session.outbound)
+            appendExtras(of: subscription, isLast: isLast, to: &session.outbound)
+            session.outbound.appendRaw(eventShared.bytes(eventSplit..<shared))
         }
         delivered(to: subscription, of: session, isLast: isLast)
         // A request with auth on remembers who may answer it; for `pub` this is one
@@ -208,6 +209,14 @@ extension Broker {
             subscription.remaining = remaining - 1
             if isLast { end(subscription) }
         }
+    }
+
+    /// The shared fields before `data` (`,"seq":S,"from":"C"` and any middle), without
+    /// `from` for a compact subscription.
+    func appendMiddle(for subscription: Subscription, to out: inout [UInt8]) {
+        guard subscription.isCompact else { return out.appendRaw(eventShared.bytes(0..<eventSplit)) }
+        out.appendRaw(eventShared.bytes(0..<eventFromStart))
+        out.appendRaw(eventShared.bytes(eventFromEnd..<eventSplit))
     }
 
     /// `args`, `last` and `dropped`: the per-subscription fields before `data`.

@@ -123,6 +123,7 @@ extension Broker {
             out.appendJSONString(group)
         }
         if subscription.isHandler { out.appendRaw(#","handle":true"#) }
+        if subscription.isCompact { out.appendRaw(#","compact":true"#) }
         if let max = subscription.max { appendCounter(&out, "max", max) }
         if let remaining = subscription.remaining { appendCounter(&out, "remaining", remaining) }
         if let args = subscription.args {

@@ -5,6 +5,10 @@ extension Broker {
     func subscribe(_ session: Session) throws(HeraldError) {
         let (pattern, isWildcard) = try requestedPattern()
         let isHandler = try scanner.bool(.handle) ?? false
+        let isCompact = try scanner.bool(.compact) ?? false
+        if isCompact && isHandler {
+            throw HeraldError(.badField, "'compact' is for event subscriptions; a handler (handle:true) gets signal frames")
+        }
         let catchUp = try requestedCatchUp(pattern: pattern, isWildcard: isWildcard)
         let max = try requestedMax()
         let group = try scanner.string(.group)
@@ -28,7 +32,7 @@ extension Broker {
         nextSerial += 1
         let subscription = Subscription(
             session: session, name: name, pattern: pattern, isWildcard: isWildcard,
-            group: group, args: args, max: max, serial: nextSerial)
+            group: group, args: args, max: max, serial: nextSerial, isCompact: isCompact)
         subscription.isHandler = isHandler
         session.subscriptions[name] = subscription
         applyLocks(to: subscription)

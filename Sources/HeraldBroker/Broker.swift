@@ -54,6 +54,9 @@ public final class Broker {
     /// `,"data":D}\n`, split at `eventSplit`.
     let eventShared = FrameScratch()
     var eventSplit = 0
+    /// Where `,"from":"C"` sits in `eventShared`: compact subscriptions' frames leave it out.
+    var eventFromStart = 0
+    var eventFromEnd = 0
     /// A queue-group member's frame prefix, rebuilt per delivery in reused storage (a group's
     /// member changes per event, so it has no cached prefix in `Channel.prefixArena`).
     var groupPrefix: [UInt8] = []

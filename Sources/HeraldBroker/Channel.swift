@@ -32,6 +32,10 @@ final class Channel {
     var clusterSerial = 0
     /// `{"event":"NAME","sub":` precomputed for event frames.
     let eventHead: [UInt8]
+    /// How much of `eventHead` a compact subscription's frames start with: `{"event":"NAME"`.
+    var compactHeadCount: Int { eventHead.count - Channel.subKeyCount }
+    /// `,"sub":`, the end of `eventHead` that compact frames leave out.
+    static let subKeyCount = 7
     /// Cached delivery targets, in subscription order (they keep the objects alive).
     var targets: [Target] = []
     /// The same targets as the fan-out loop reads them: unmanaged references (no reference
@@ -76,8 +80,7 @@ extension Channel {
             switch target {
             case .single(let subscription):
                 let start = prefixArena.count
-                prefixArena.append(contentsOf: eventHead)
-                subscription.appendQuotedName(to: &prefixArena)
+                appendPrefix(for: subscription, to: &prefixArena)
                 return FastTarget(subscription: Unmanaged.passUnretained(subscription), group: nil,
                                   prefix: start..<prefixArena.count)
             case .group(let group):
@@ -87,8 +90,10 @@ extension Channel {
         cacheGeneration = index.generation
     }
 
-    /// Appends `{"event":"CH","sub":"NAME"` for one subscription to `out`.
+    /// Appends `{"event":"CH","sub":"NAME"` for one subscription to `out`; `{"event":"CH"`
+    /// for a compact one.
     func appendPrefix(for subscription: Subscription, to out: inout [UInt8]) {
+        guard !subscription.isCompact else { return out.append(contentsOf: eventHead[..<compactHeadCount]) }
         out.append(contentsOf: eventHead)
         subscription.appendQuotedName(to: &out)
     }

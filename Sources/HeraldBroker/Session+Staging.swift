@@ -14,32 +14,38 @@ extension Session {
     /// `takeOutbound`, go through it, so frames keep their order). `pendingBytes` counts
     /// staged bytes, so `max_pending` sees them at once. Costs 1 KiB per session that ever
     /// received a small event (docs/architecture.md, "The data path of one `pub`").
-    /// - Parameter frame: the whole frame, newline included.
+    /// - Parameters:
+    ///   - first: the frame, or its first part.
+    ///   - second: the rest of the frame (a compact frame leaves a piece out), or nothing.
     @inline(__always)
-    func appendEvent(_ frame: UnsafeRawBufferPointer) {
-        let end = stagedCount + frame.count
-        guard end <= stagingSize, let block = staging, let source = frame.baseAddress else {
-            return appendEventSlowly(frame)
+    func appendEvent(_ first: UnsafeRawBufferPointer,
+                     _ second: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)) {
+        let end = stagedCount + first.count + second.count
+        guard end <= stagingSize, let block = staging else { return appendEventSlowly(first, second) }
+        if let source = first.baseAddress { (block + stagedCount).copyMemory(from: source, byteCount: first.count) }
+        if let rest = second.baseAddress {
+            (block + stagedCount + first.count).copyMemory(from: rest, byteCount: second.count)
         }
-        (block + stagedCount).copyMemory(from: source, byteCount: frame.count)
         stagedCount = end
     }
 
     /// `appendEvent` when the frame does not fit the block's free space: moves the block in,
     /// then stages the frame in the emptied block, or appends it when it is large.
     @inline(never)
-    private func appendEventSlowly(_ frame: UnsafeRawBufferPointer) {
+    private func appendEventSlowly(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) {
         if stagedCount > 0 { moveStaged() }
-        guard frame.count <= Session.stagedFrameLimit, let source = frame.baseAddress else {
-            reserveOutbound(frame.count, limit: outboundLimit - inFlight)
-            queued.appendRaw(frame)
+        let total = first.count + second.count
+        guard total <= Session.stagedFrameLimit else {
+            reserveOutbound(total, limit: outboundLimit - inFlight)
+            queued.appendRaw(first)
+            queued.appendRaw(second)
             return
         }
-        let block = staging ?? UnsafeMutableRawPointer.allocate(byteCount: Session.stagingCapacity, alignment: 16)
-        staging = block
-        stagingSize = Session.stagingCapacity
-        block.copyMemory(from: source, byteCount: frame.count)
-        stagedCount = frame.count
+        if staging == nil {
+            staging = UnsafeMutableRawPointer.allocate(byteCount: Session.stagingCapacity, alignment: 16)
+            stagingSize = Session.stagingCapacity
+        }
+        appendEvent(first, second)
     }
 
     /// Moves the staged frames to the end of `queued`, growing it the way deliveries do

@@ -43,6 +43,8 @@ public final class Subscription {
     private var entrySlot: Int32 = -1
     /// Whether `pattern` holds `*` or `>`.
     public let isWildcard: Bool
+    /// A `compact:true` subscription: its events carry neither `sub` nor `from`.
+    public let isCompact: Bool
     /// A `handle:true` subscription: offered signals, never plain events.
     public internal(set) var isHandler = false
     /// Cleared on removal so stale references in caches deliver nothing.
@@ -83,12 +85,13 @@ public final class Subscription {
     var argsFragmentCount: Int { extras?.argsFragment.count ?? 0 }
 
     init(session: Session, name: [UInt8], pattern: [UInt8], isWildcard: Bool, group: [UInt8]?,
-         args: [UInt8]?, max: Int?, serial: Int) {
+         args: [UInt8]?, max: Int?, serial: Int, isCompact: Bool = false) {
         self.owner = Unmanaged.passUnretained(session)
         let word = PackedName.word(name)
         self.nameWord = word
         self.pattern = pattern
         self.isWildcard = isWildcard
+        self.isCompact = isCompact
         self.serial = serial
         let plain = group == nil && args == nil && max == nil && word != 0
         self.extras = plain ? nil : SubscriptionExtras(group: group, args: args, max: max,

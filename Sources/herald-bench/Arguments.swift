@@ -2,6 +2,7 @@
 
 enum Proto: String, Sendable, CaseIterable {
     case herald, nats, redis, mqtt, sink
+    case heraldCompact = "herald-compact"
 }
 
 enum Workload: String, Sendable, CaseIterable {
@@ -57,14 +58,15 @@ struct Options: Sendable {
 }
 
 let usageText = """
-    usage: herald-bench --proto herald|nats|redis|mqtt|sink [--host 127.0.0.1] --port P
+    usage: herald-bench --proto herald|herald-compact|nats|redis|mqtt|sink [--host 127.0.0.1] --port P
                         --workload fanout|channels|latency|idle|subscriptions
                         [--subs S] [--size BYTES] [--count N] [--json]
                         [--channels C] [--sub-conns K] [--idle SECONDS] [--warmup N] [--rate R]
                         [--conns N] [--subs-total N] [--pid PID]
                         [--window W] [--keys K] [--pub-port P] [--sub-ports P1,P2,...]
 
-      --proto      broker protocol; `sink` starts a built-in no-op server (Herald wire
+      --proto      broker protocol; `herald-compact` is herald with `compact:true` subscriptions
+                   (events without `sub` and `from`); `sink` starts a built-in no-op server (Herald wire
                    format) in-process and measures the generator's own ceiling (--port ignored)
       --workload   fanout:   S subscribers on one channel, 1 publisher sending N messages
                    channels: C channels (default 1000) with one subscriber each, spread over
@@ -132,7 +134,7 @@ func parseArguments(_ args: [String]) throws -> Options {
         case "--proto":
             let s = try value(a)
             guard let p = Proto(rawValue: s) else {
-                throw UsageError(description: "unknown --proto '\(s)' (herald, nats, redis, mqtt, sink)")
+                throw UsageError(description: "unknown --proto '\(s)' (herald, herald-compact, nats, redis, mqtt, sink)")
             }
             o.proto = p
         case "--host": o.host = try value(a)
@@ -195,7 +197,7 @@ func parseArguments(_ args: [String]) throws -> Options {
     if o.workload == .ping && o.proto != .redis {
         throw UsageError(description: "the ping workload is Redis only (PING -> PONG)")
     }
-    if (o.proto == .herald || o.proto == .sink) && o.size < 2 {
+    if (o.proto == .herald || o.proto == .heraldCompact || o.proto == .sink) && o.size < 2 {
         throw UsageError(description: "--size must be >= 2 for Herald (the JSON string includes its quotes)")
     }
     if o.proto == .sink && o.workload == .channels {

@@ -147,6 +147,34 @@ enum NatsProto: BrokerProtocol {
     }
 }
 
+/// Herald with `compact:true` subscriptions: events without `sub` and `from`
+/// (docs/protocol.md, "Subscriptions and events"); everything else is `HeraldProto`'s.
+enum HeraldCompactProto: BrokerProtocol {
+    static let label = "herald-compact"
+    static let wildcard = HeraldProto.wildcard
+    static func newParser() -> HeraldParser { HeraldProto.newParser() }
+
+    static func handshake(_ s: inout Session<HeraldParser>, clientIndex: Int) throws {
+        try HeraldProto.handshake(&s, clientIndex: clientIndex)
+    }
+
+    static func subscribeFrames(_ channels: [String], firstSid: Int) -> (bytes: [UInt8], acks: Int) {
+        var b: [UInt8] = []
+        for (k, ch) in channels.enumerated() {
+            b.add("{\"op\":\"sub\",\"ch\":\"\(ch)\",\"compact\":true,\"rid\":\(firstSid + k)}\n")
+        }
+        return (b, channels.count)
+    }
+
+    static func publishFrame(channel: String, size: Int) -> [UInt8] {
+        HeraldProto.publishFrame(channel: channel, size: size)
+    }
+
+    static let pong = HeraldProto.pong
+    static func idleHello(clientIndex: Int) -> [UInt8] { HeraldProto.idleHello(clientIndex: clientIndex) }
+    static func idleReady(_ p: HeraldParser) -> Bool { HeraldProto.idleReady(p) }
+}
+
 // MARK: - Redis (RESP2)
 
 enum RedisProto: BrokerProtocol {
