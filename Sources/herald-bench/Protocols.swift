@@ -82,9 +82,14 @@ enum HeraldProto: BrokerProtocol {
     }
 
     static func subscribeFrames(_ channels: [String], firstSid: Int) -> (bytes: [UInt8], acks: Int) {
+        subscribeFrames(channels, firstSid: firstSid, options: "")
+    }
+
+    /// `sub` frames with `options` (`,"key":value…`) added to each.
+    static func subscribeFrames(_ channels: [String], firstSid: Int, options: String) -> (bytes: [UInt8], acks: Int) {
         var b: [UInt8] = []
         for (k, ch) in channels.enumerated() {
-            b.add("{\"op\":\"sub\",\"ch\":\"\(ch)\",\"rid\":\(firstSid + k)}\n")
+            b.add("{\"op\":\"sub\",\"ch\":\"\(ch)\"\(options),\"rid\":\(firstSid + k)}\n")
         }
         return (b, channels.count)
     }
@@ -159,11 +164,7 @@ enum HeraldCompactProto: BrokerProtocol {
     }
 
     static func subscribeFrames(_ channels: [String], firstSid: Int) -> (bytes: [UInt8], acks: Int) {
-        var b: [UInt8] = []
-        for (k, ch) in channels.enumerated() {
-            b.add("{\"op\":\"sub\",\"ch\":\"\(ch)\",\"compact\":true,\"rid\":\(firstSid + k)}\n")
-        }
-        return (b, channels.count)
+        HeraldProto.subscribeFrames(channels, firstSid: firstSid, options: #","compact":true"#)
     }
 
     static func publishFrame(channel: String, size: Int) -> [UInt8] {

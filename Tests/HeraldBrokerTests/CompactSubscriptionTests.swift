@@ -77,3 +77,24 @@ import Testing
         #expect(wrongType["error"] as? String == "bad_field")
     }
 }
+
+/// The same in cluster mode: events from other nodes and a `since` catch-up read from Redis.
+@Suite struct ClusterCompactSubscriptionTests {
+    @Test func remoteEventsAndARedisCatchUpReachACompactSubscriptionWithoutSubAndFrom() {
+        let harness = BrokerHarness()
+        let cluster = ClusterState(nodeIndex: 1)
+        harness.broker.cluster = cluster
+        let client = harness.connect()
+        harness.send(client, #"{"op":"sub","ch":"h.1","since":5,"compact":true}"#)
+        let calls = cluster.takeCalls()
+        harness.broker.interestSeen(upTo: cluster.takeInterest().last?.ticket ?? 0)
+        let entry = Broker.catchUpEntry(RemoteEvent(seq: 6, from: 9, channel: Array("h.1".utf8), data: Array("6".utf8)))
+        _ = harness.broker.clusterCallAnswered(
+            token: calls.first?.token ?? 0, result: .array([.int(6), .int(3), .array([]), .array([entry])]))
+        harness.broker.deliverRemote(channel: Array("h.1".utf8), seq: 7, from: (7 << 32) | 5, data: nil)
+        #expect(Array(harness.lines(client).dropFirst()) == [
+            #"{"event":"h.1","seq":6,"replay":true,"data":6}"#,
+            #"{"event":"h.1","seq":7}"#,
+        ])
+    }
+}
