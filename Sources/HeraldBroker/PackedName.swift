@@ -5,7 +5,7 @@
 /// client) was an `[UInt8]` of its own, a 48-byte allocation per subscription. Packed, it
 /// lives in the `Subscription` object and keys the session's table without any allocation
 /// (docs/architecture.md, "Memory per subscription").
-struct PackedName {
+enum PackedName {
     /// Longest name that packs.
     static let capacity = 7
 

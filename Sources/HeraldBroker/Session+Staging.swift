@@ -21,7 +21,7 @@ extension Session {
     func appendEvent(_ first: UnsafeRawBufferPointer,
                      _ second: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)) {
         let end = stagedCount + first.count + second.count
-        guard end <= stagingSize, let block = staging else { return appendEventSlowly(first, second) }
+        guard end <= Session.stagingCapacity, let block = staging else { return appendEventSlowly(first, second) }
         if let source = first.baseAddress { (block + stagedCount).copyMemory(from: source, byteCount: first.count) }
         if let rest = second.baseAddress {
             (block + stagedCount + first.count).copyMemory(from: rest, byteCount: second.count)
@@ -43,7 +43,6 @@ extension Session {
         }
         if staging == nil {
             staging = UnsafeMutableRawPointer.allocate(byteCount: Session.stagingCapacity, alignment: 16)
-            stagingSize = Session.stagingCapacity
         }
         appendEvent(first, second)
     }

@@ -40,8 +40,6 @@ public final class Session {
     var staging: UnsafeMutableRawPointer?
     /// How much of `staging` is in use.
     var stagedCount = 0
-    /// How much `staging` holds: `stagingCapacity` once allocated, 0 before.
-    var stagingSize = 0
     /// `max_pending`: how large `queued` may grow when staged events move in.
     var outboundLimit = Int.max
     /// Bytes handed to the socket but not yet written; the server keeps this current.
