@@ -237,25 +237,33 @@ final class Connection {
     ///
     /// Does nothing while a `uv_write` is in flight: its one request must never be queued twice.
     func writeTaken() {
-        guard !isClosing, !isWriting else { return }
+        if writeTakenAtOnce() { finishWrite(status: 0) }
+    }
+
+    /// `writeTaken` without the bookkeeping of a write that completed at once, so that a loop
+    /// can do it for all its connections under one lock (`Worker.write`).
+    /// - Returns: whether every taken byte was written: the caller must then call
+    ///   `clearWritten` and, under the broker lock, `accountWritten`.
+    func writeTakenAtOnce() -> Bool {
+        guard !isClosing, !isWriting else { return false }
         if let tls, !sealTLS(tls) {
             close(reason: .tlsFailed)
-            return
+            return false
         }
         if !inFlightBytes.isEmpty {
             let written = tryWrite()
             guard written >= 0 else {
                 close(reason: Connection.endReason(written))
-                return
+                return false
             }
             if written < inFlightBytes.count {
                 writeRemainder(from: written)
-                return
+                return false
             }
-            finishWrite(status: 0)
-            return
+            return true
         }
         if closeWhenWritten { close() }
+        return false
     }
 
     private func tryWrite() -> Int {
@@ -297,19 +305,29 @@ final class Connection {
             close(reason: Connection.endReason(Int(status)))
             return
         }
-        inFlightBytes.removeAll(keepingCapacity: true)
-        let (more, isLarge) = worker.shared.withLock { broker -> (Bool, Bool) in
-            // `inFlight` is the plaintext taken (what was written, unless TLS sealed it), so
-            // bytes_out counts protocol bytes on every transport, like bytes_in.
-            broker.stats.bytesOut += session.inFlight
-            session.inFlight = 0
-            let isLarge = inFlightBytes.capacity > Connection.retainedCapacity
-                || session.outboundCapacity > Connection.retainedCapacity
-            return (takeQueued(), isLarge)
-        }
+        clearWritten()
+        let (more, isLarge) = worker.shared.withLock { broker in accountWritten(broker) }
         // Large buffers stay while the connection streams (`LargeBufferKeeper`).
         if isLarge { worker.largeBuffers.hold(self) }
         if more { writeTaken() }
+    }
+
+    /// Outside the lock, after a complete write: empties the written buffer, keeping its memory.
+    func clearWritten() {
+        inFlightBytes.removeAll(keepingCapacity: true)
+    }
+
+    /// Under the broker lock, after a complete write: counts it and takes what queued meanwhile.
+    /// - Returns: `more`, whether `writeTaken` has something to do again; `isLarge`, whether
+    ///   the connection now holds a buffer for `LargeBufferKeeper` to watch.
+    func accountWritten(_ broker: Broker) -> (more: Bool, isLarge: Bool) {
+        // `inFlight` is the plaintext taken (what was written, unless TLS sealed it), so
+        // bytes_out counts protocol bytes on every transport, like bytes_in.
+        broker.stats.bytesOut += session.inFlight
+        session.inFlight = 0
+        let isLarge = inFlightBytes.capacity > Connection.retainedCapacity
+            || session.outboundCapacity > Connection.retainedCapacity
+        return (takeQueued(), isLarge)
     }
 
     /// The reason for a negative libuv status from a read or write: EOF is the peer's close.

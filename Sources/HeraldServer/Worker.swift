@@ -319,11 +319,42 @@ final class Worker: @unchecked Sendable {
 
     /// Writes what `takeQueued` took for each of `ready`, adding the time it took to this
     /// pass's write time (see `passBudgetNs`).
+    ///
+    /// Writes that complete at once (the usual case) are accounted for together under one
+    /// broker lock, not one each: with several loops, a loop writing many connections would
+    /// otherwise wait for the lock once per connection while another loop holds it for a
+    /// whole read.
     private func write(_ ready: [Connection]) {
         guard !ready.isEmpty else { return }
         let start = uv_hrtime()
-        for connection in ready { connection.writeTaken() }
+        var pending = ready
+        while !pending.isEmpty {
+            var written: [Connection] = []
+            for connection in pending where connection.writeTakenAtOnce() {
+                connection.clearWritten()
+                written.append(connection)
+            }
+            guard !written.isEmpty else { break }
+            pending = accountWritten(written)
+        }
         passWriteNs &+= uv_hrtime() &- start
+    }
+
+    /// Under one broker lock: `Connection.accountWritten` for each of `written`.
+    /// - Returns: the connections that have more to write.
+    private func accountWritten(_ written: [Connection]) -> [Connection] {
+        var more: [Connection] = []
+        var large: [Connection] = []
+        shared.withLock { broker in
+            for connection in written {
+                let (again, isLarge) = connection.accountWritten(broker)
+                if again { more.append(connection) }
+                if isLarge { large.append(connection) }
+            }
+        }
+        // Large buffers stay while the connection streams (`LargeBufferKeeper`).
+        for connection in large { largeBuffers.hold(connection) }
+        return more
     }
 
     private func adopt(fd: Int32, isTCP: Bool, id: Int, isTLS: Bool) {
