@@ -23,6 +23,11 @@ struct ClusterSignalServingTests {
         return peer
     }
 
+    /// Every node's log, for a failure's message.
+    private func logs(of nodes: [DaemonProcess]) -> String {
+        nodes.enumerated().map { "n\($0.offset):\n" + $0.element.log.joined(separator: "\n") }.joined(separator: "\n--\n")
+    }
+
     /// A plain connection (a sender or a locker) on `nodes[index]`.
     private func peer(_ nodes: [DaemonProcess], _ index: Int) throws -> Peer {
         try Peer(nodes[index], node: "n\(index)")
@@ -109,7 +114,14 @@ struct ClusterSignalServingTests {
             _ = sender.result(rid: rid)
             if reached < 3 { usleep(200_000) }
         }
-        #expect(reached == 3, "every node registered its handlers again")
+        #expect(reached == 3, "every node registered its handlers again; node logs:\n\(logs(of: nodes))")
+        // One outage, one way back: a node that got ready twice (two snapshot reads at once)
+        // let the later read, older than the announcements it had applied, wipe handlers the
+        // other nodes had just registered again.
+        for (index, node) in nodes.enumerated() {
+            let again = node.log.filter { $0.contains("registered again after Redis came back") }.count
+            #expect(again == 1, "n\(index) registered again \(again) times after one outage; node logs:\n\(logs(of: nodes))")
+        }
         sender.send(signalLine("r.x", rid: "order", timeoutMs: 3000))
         for (position, handler) in handlers.enumerated() {
             let offer = try #require(handler.offer(), "\(handler) (position \(position)) was not offered; it had \(handler.backlog)")

@@ -56,10 +56,13 @@ extension ClusterEngine {
     }
 
     /// Runs a snapshot script (`ClusterScripts.liveNodes` at its start) and hands `body` its
-    /// version and the entries after it; a failed read starts getting ready over.
+    /// version and the entries after it; a failed read starts getting ready over. The reply
+    /// of a chain abandoned meanwhile (`snapshotRun` moved on) is ignored.
     func readSnapshot(_ script: String, of what: String, _ body: @escaping (Int, [RedisReply]) -> Void) {
         let arguments = [Array("EVALSHA".utf8), scripts[script] ?? [], Array("0".utf8), Array(prefix.utf8)]
+        let run = snapshotRun
         commands.send(arguments) { [unowned self] reply in
+            guard run == snapshotRun else { return }
             guard let parts = reply.elements, let version = parts.first?.integer else {
                 return startOverLater("reading the " + what + " table failed", reply.failure ?? "bad reply")
             }

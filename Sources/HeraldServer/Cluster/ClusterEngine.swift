@@ -28,6 +28,16 @@ final class ClusterEngine {
     /// Whether loading the scripts or reading a snapshot failed with the link up (Redis
     /// still `LOADING` its data after a restart, say): the next period starts over.
     var startupFailed = false
+    /// Whether the scripts were loaded on the command link's current connection (`takeSnapshot`
+    /// waits for it, not for SHAs left from an earlier connection).
+    private var scriptsLoaded = false
+    /// Whether a snapshot chain (`takeSnapshot` through `becomeReady`) is under way: one at a
+    /// time, since a second one's reads, older than the changes applied once the first made
+    /// the node ready, would replace them.
+    private var isTakingSnapshot = false
+    /// The current snapshot chain's number: a reply to a read of an abandoned chain (the
+    /// link dropped, the scripts are loaded again, a read failed) is ignored.
+    private(set) var snapshotRun = 0
     /// Lock changes heard while not ready, replayed over the lock snapshot
     /// (`ClusterEngine+Locks`).
     var heldLockMessages: [ClusterLockMessage] = []
@@ -103,6 +113,7 @@ final class ClusterEngine {
         commands.onDisconnect = { [unowned self] reason in lost(reason) }
         messages.onConnect = { [unowned self] in
             subscribed = 0
+            forgetHeldMessages()
             messages.subscribe([ownChannel, interestChannel]) { [unowned self] reply in received(reply) }
         }
         messages.onDisconnect = { [unowned self] reason in lost(reason) }
@@ -431,6 +442,8 @@ final class ClusterEngine {
     func loadScripts() {
         isReady = false
         startupFailed = false
+        scriptsLoaded = false
+        abandonSnapshot()
         let sources = Self.scriptSources
         var left = sources.count
         var failure: String?
@@ -440,6 +453,7 @@ final class ClusterEngine {
                 left -= 1
                 guard left == 0 else { return }
                 if let failure { return startOverLater("loading the scripts failed", failure) }
+                scriptsLoaded = true
                 takeSnapshot()
             }
         }
@@ -450,13 +464,34 @@ final class ClusterEngine {
     func startOverLater(_ what: String, _ failure: String) {
         server.logger.warn("cluster: " + what + "; trying again", ["error": failure])
         startupFailed = true
+        abandonSnapshot()
+    }
+
+    /// Ends the snapshot chain under way, if any: the replies to its reads are ignored, and
+    /// the next `takeSnapshot` starts one afresh.
+    private func abandonSnapshot() {
+        snapshotRun &+= 1
+        isTakingSnapshot = false
+    }
+
+    /// A new subscription begins: the changes heard on the previous one and held for a
+    /// snapshot are dropped. The snapshot read after this subscription has every one of them
+    /// (or, from a Redis that came back empty, none: their versions belong to the old data
+    /// set, and replayed over the new one they would bring back handlers, locks or links gone).
+    private func forgetHeldMessages() {
+        heldLockMessages = []
+        heldLinkMessages = []
+        heldHandlerMessages = []
     }
 
     /// Once the scripts are loaded and both subscriptions are on: reads every live node's
     /// interest at one version, then starts sending.
     private func takeSnapshot() {
-        guard scripts.count == Self.scriptSources.count, subscribed == 2, commands.isConnected, !isReady else { return }
+        guard scriptsLoaded, subscribed == 2, commands.isConnected, !isReady, !isTakingSnapshot else { return }
+        isTakingSnapshot = true
+        let run = snapshotRun
         commands.send([Array("EVALSHA".utf8), scripts["snapshot"] ?? [], Array("0".utf8), Array(prefix.utf8)]) { [unowned self] reply in
+            guard run == snapshotRun else { return }
             guard let parts = reply.elements, let version = parts.first?.integer else {
                 return startOverLater("reading the interest table failed", reply.failure ?? "bad reply")
             }
@@ -477,6 +512,7 @@ final class ClusterEngine {
 
     func becomeReady() {
         isReady = true
+        isTakingSnapshot = false
         // Registering again comes after the removals queued while Redis was away: a pattern
         // or group removed and then added again in that time must end up registered.
         let registersAgain = wasReady
@@ -540,6 +576,7 @@ final class ClusterEngine {
             server.logger.warn("cluster: Redis connection lost", ["error": reason, "redis": "\(commands.host):\(commands.port)"])
         }
         isReady = false
+        abandonSnapshot()
         subscribed = messages.isConnected ? subscribed : 0
         // Held answers go: the subscriptions work on this node (re-registering the node's
         // interest after a reconnect is part of what is left, docs/cluster.md).
