@@ -83,7 +83,7 @@ public final class InterestTable {
     /// and groups no other node has an entry for. Costs the table's size; runs once per
     /// node failure or departure, never per event. A node index is never reused, except by
     /// the same node registering again after an outage, whose new changes carry newer
-    /// versions.
+    /// versions (or, from a Redis whose versions went back, follow `forgetVersions`).
     public func forget(node: Int) {
         var emptyConcrete: [[UInt8]] = []
         for (name, holders) in concrete where Self.forget(node, in: holders) { emptyConcrete.append(name) }
@@ -94,6 +94,23 @@ public final class InterestTable {
         }
         for pattern in emptyPatterns { _ = wildcards.removeValue(at: pattern) }
     }
+
+    /// Forgets the version of every entry, keeping who holds what: for a Redis whose
+    /// versions went back (it came back without its data, or a replica behind its primary
+    /// took over), where a remembered version would refuse the new changes up to it. Costs
+    /// the table's size; runs at most once per reconnect to Redis.
+    public func forgetVersions() {
+        for (_, holders) in concrete { Self.forgetVersions(in: holders) }
+        wildcards.forEachValue { _, holders in Self.forgetVersions(in: holders) }
+    }
+
+    private static func forgetVersions(in holders: Holders) {
+        for node in holders.versions.keys { holders.versions[node] = forgottenVersion }
+        for members in holders.groups.values { forgetVersions(in: members) }
+    }
+
+    /// The version of an entry whose version was forgotten: below any change's.
+    static let forgottenVersion = -1
 
     /// How many patterns the table holds an entry for (concrete and wildcard).
     var entryCount: Int {

@@ -34,4 +34,34 @@ struct InterestTableTests {
         #expect(table.nodes(for: bytes("user.5")) == [8])
         #expect(table.nodes(for: bytes("user.5.x")) == [])
     }
+
+    @Test func afterForgettingVersionsLowerVersionsApplyAndHoldersStay() {
+        let table = InterestTable()
+        table.apply(node: 1, pattern: bytes("v.a"), added: true, version: 40)
+        table.apply(node: 1, pattern: bytes("v.b"), added: true, version: 41)
+        table.apply(node: 1, pattern: bytes("v.b"), added: false, version: 42)
+        table.apply(node: 2, pattern: bytes("v.* g"), added: true, version: 43)
+        #expect(!table.apply(node: 1, pattern: bytes("v.b"), added: true, version: 3), "an older change is refused")
+        table.forgetVersions()
+        #expect(table.nodes(for: bytes("v.a")) == [1], "who holds what stays")
+        #expect(table.groups(for: bytes("v.a")) == [bytes("v.* g")])
+        #expect(table.apply(node: 1, pattern: bytes("v.b"), added: true, version: 3), "a change of the new versions applies")
+        #expect(table.nodes(for: bytes("v.b")) == [1])
+        #expect(table.apply(node: 2, pattern: bytes("v.* g"), added: false, version: 1), "group entries too")
+        #expect(table.groups(for: bytes("v.a")) == [])
+        #expect(!table.apply(node: 1, pattern: bytes("v.b"), added: false, version: 2), "and from then on versions order changes again")
+    }
+
+    @Test func forgettingTheVersionsOfALargeTableKeepsEveryEntry() {
+        let table = InterestTable()
+        for n in 0..<20_000 {
+            table.apply(node: n % 3, pattern: bytes("user.\(n).*"), added: true, version: 100_000 + n)
+            table.apply(node: n % 3, pattern: bytes("user.\(n)"), added: n % 2 == 0, version: 100_000 + n)
+        }
+        table.forgetVersions()
+        #expect(table.entryCount == 40_000)
+        #expect(table.apply(node: 1, pattern: bytes("user.1"), added: true, version: 1))
+        #expect(table.nodes(for: bytes("user.1")) == [1])
+        #expect(table.nodes(for: bytes("user.2")) == [2])
+    }
 }

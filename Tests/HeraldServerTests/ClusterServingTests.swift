@@ -174,6 +174,34 @@ struct ClusterServingTests {
         #expect(after["recovered"] as? Bool == true, "nothing after 5 was lost: \(after)")
     }
 
+    /// A Redis that comes back without its data counts interest versions from 1 again. The
+    /// other node's routing table still held this node's patterns at the old, higher
+    /// versions (removed ones too), which refused every new change up to them; and this node
+    /// counted the other as having acknowledged them already, so a `sub`'s ok did not wait.
+    /// Now each channel subscribed to again is routed at once, from its ok on.
+    @Test func interestAfterARedisThatLostItsDataIsRoutedFromTheSubscriptionsOk() throws {
+        let redis = try TestRedis()
+        let nodes = try cluster(redis, nodes: 2)
+        let publisher = try nodes[0].client()
+        let subscriber = try nodes[1].client()
+        let rounds = 20
+        for round in 0..<rounds {
+            try subscribe(subscriber, #""ch":"v.\#(round)","sub":"v\#(round)""#)
+            #expect(try subscriber.request(#"{"op":"unsub","sub":"v\#(round)","rid":"u"}"#)["ok"] as? String == "unsub")
+        }
+        redis.stop()
+        try FileManager.default.removeItem(at: redis.directory.appendingPathComponent("appendonlydir"))
+        try redis.restart()
+        #expect(try publishOnceServed(publisher, #""ch":"v.none","data":0"#)["ok"] as? String == "pub")
+        #expect(try publishOnceServed(nodes[1].client(), #""ch":"v.none","data":0"#)["ok"] as? String == "pub")
+        for round in 0..<rounds {
+            try subscribe(subscriber, #""ch":"v.\#(round)","sub":"w\#(round)""#)
+            let receipt = try publisher.request(#"{"op":"pub","ch":"v.\#(round)","data":\#(round),"rid":1}"#)
+            #expect(receipt["receivers"] as? Int == 1, "round \(round): the new interest was routed at once")
+            #expect(try subscriber.frame()["data"] as? Int == round)
+        }
+    }
+
     /// Publishes (`fields` plus a `rid`) every 50 ms until the node serves it again (5 s at
     /// most). - Returns: the last answer.
     private func publishOnceServed(_ publisher: TestClient, _ fields: String) throws -> [String: Any] {

@@ -38,6 +38,10 @@ final class ClusterEngine {
     /// The current snapshot chain's number: a reply to a read of an abandoned chain (the
     /// link dropped, the scripts are loaded again, a read failed) is ignored.
     private(set) var snapshotRun = 0
+    /// Interest changes heard on this subscription before the interest snapshot's reply.
+    /// Applied as they come; applied again over the snapshot when Redis's versions went back
+    /// (`restartVersions`), since the old versions refused them.
+    private var heldInterest: [(node: Int, pattern: [UInt8], added: Bool, version: Int)] = []
     /// Lock changes heard while not ready, replayed over the lock snapshot
     /// (`ClusterEngine+Locks`).
     var heldLockMessages: [ClusterLockMessage] = []
@@ -410,7 +414,10 @@ final class ClusterEngine {
         switch kind {
         case UInt8(ascii: "+"), UInt8(ascii: "-"):
             guard let version, fields.count == 3 else { return }
-            table.apply(node: node, pattern: Array(fields[2]), added: kind == UInt8(ascii: "+"), version: version)
+            let pattern = Array(fields[2])
+            let added = kind == UInt8(ascii: "+")
+            table.apply(node: node, pattern: pattern, added: added, version: version)
+            if !isReady { heldInterest.append((node, pattern, added, version)) }
             acknowledge(version)
         case UInt8(ascii: "a"):
             guard let version else { return }
@@ -479,6 +486,7 @@ final class ClusterEngine {
     /// (or, from a Redis that came back empty, none: their versions belong to the old data
     /// set, and replayed over the new one they would bring back handlers, locks or links gone).
     private func forgetHeldMessages() {
+        heldInterest = []
         heldLockMessages = []
         heldLinkMessages = []
         heldHandlerMessages = []
@@ -495,24 +503,58 @@ final class ClusterEngine {
             guard let parts = reply.elements, let version = parts.first?.integer else {
                 return startOverLater("reading the interest table failed", reply.failure ?? "bad reply")
             }
-            var at = 1
-            while at + 1 < parts.count {
-                if let node = parts[at].bytes.flatMap({ Int(String(decoding: $0, as: UTF8.self)) }) {
-                    if acknowledged[node] == nil { acknowledged[node] = version }
-                    for pattern in parts[at + 1].elements ?? [] {
-                        if let bytes = pattern.bytes { table.apply(node: node, pattern: bytes, added: true, version: version) }
-                    }
-                }
-                at += 2
-            }
-            lastSeenVersion = max(lastSeenVersion, version)
+            applyInterestSnapshot(parts, at: version)
             takeLockSnapshot()
         }
+    }
+
+    /// Applies the interest snapshot (every live node's patterns at `version`) over the
+    /// routing table. Entries are merged, not replaced: a node whose liveness key lapsed
+    /// while Redis was away is missing from the snapshot but keeps its routes. When Redis's
+    /// versions went back, the changes heard on this subscription are applied again, now
+    /// that the old versions no longer refuse them.
+    private func applyInterestSnapshot(_ parts: [RedisReply], at version: Int) {
+        let heard = heldInterest
+        heldInterest = []
+        let wentBack = version < lastSeenVersion
+        if wentBack { restartVersions(at: version) }
+        var at = 1
+        while at + 1 < parts.count {
+            if let node = parts[at].bytes.flatMap({ Int(String(decoding: $0, as: UTF8.self)) }) {
+                if acknowledged[node] == nil { acknowledged[node] = version }
+                for pattern in parts[at + 1].elements ?? [] {
+                    if let bytes = pattern.bytes { table.apply(node: node, pattern: bytes, added: true, version: version) }
+                }
+            }
+            at += 2
+        }
+        if wentBack {
+            for change in heard {
+                table.apply(node: change.node, pattern: change.pattern, added: change.added, version: change.version)
+            }
+            if let newest = heard.map(\.version).max() { acknowledge(newest) }
+        }
+        acknowledge(version)
+    }
+
+    /// Redis's versions went back (it came back without its data, or a replica behind its
+    /// primary took over): what this node knew of the old ones means nothing now. It would
+    /// refuse to acknowledge the new versions up to the old high point, count every node as
+    /// having acknowledged them already (so held `sub` answers went out before the other
+    /// nodes applied the change), and hold answers for versions that will not come again.
+    private func restartVersions(at version: Int) {
+        server.logger.info("cluster: Redis's interest versions went back; starting over from them",
+                           ["was": lastSeenVersion, "now": version])
+        lastSeenVersion = version
+        table.forgetVersions()
+        for (node, acknowledgedVersion) in acknowledged { acknowledged[node] = min(acknowledgedVersion, version) }
+        for index in barriers.indices where (barriers[index].version ?? 0) > version { barriers[index].version = 0 }
     }
 
     func becomeReady() {
         isReady = true
         isTakingSnapshot = false
+        heldInterest = []
         // Registering again comes after the removals queued while Redis was away: a pattern
         // or group removed and then added again in that time must end up registered.
         let registersAgain = wasReady
