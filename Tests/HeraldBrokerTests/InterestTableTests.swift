@@ -6,12 +6,17 @@ import Testing
 struct InterestTableTests {
     private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 
-    @Test func forgettingANodeRemovesItsPatternsAndGroupsAndKeepsOtherNodes() {
+    /// A table with `changes` applied in order.
+    private func makeTable(_ changes: [(node: Int, pattern: String, added: Bool, version: Int)]) -> InterestTable {
         let table = InterestTable()
-        table.apply(node: 1, pattern: bytes("cars.*"), added: true, version: 1)
-        table.apply(node: 2, pattern: bytes("cars.*"), added: true, version: 2)
-        table.apply(node: 2, pattern: bytes("cars.1"), added: true, version: 3)
-        table.apply(node: 2, pattern: bytes("jobs.> workers"), added: true, version: 4)
+        for change in changes {
+            table.apply(node: change.node, pattern: bytes(change.pattern), added: change.added, version: change.version)
+        }
+        return table
+    }
+
+    @Test func forgettingANodeRemovesItsPatternsAndGroupsAndKeepsOtherNodes() {
+        let table = makeTable([(1, "cars.*", true, 1), (2, "cars.*", true, 2), (2, "cars.1", true, 3), (2, "jobs.> workers", true, 4)])
         #expect(table.nodes(for: bytes("cars.1")) == [1, 2])
         #expect(table.groups(for: bytes("jobs.a")) == [bytes("jobs.> workers")])
         table.forget(node: 2)
@@ -36,11 +41,7 @@ struct InterestTableTests {
     }
 
     @Test func afterForgettingVersionsLowerVersionsApplyAndHoldersStay() {
-        let table = InterestTable()
-        table.apply(node: 1, pattern: bytes("v.a"), added: true, version: 40)
-        table.apply(node: 1, pattern: bytes("v.b"), added: true, version: 41)
-        table.apply(node: 1, pattern: bytes("v.b"), added: false, version: 42)
-        table.apply(node: 2, pattern: bytes("v.* g"), added: true, version: 43)
+        let table = makeTable([(1, "v.a", true, 40), (1, "v.b", true, 41), (1, "v.b", false, 42), (2, "v.* g", true, 43)])
         #expect(!table.apply(node: 1, pattern: bytes("v.b"), added: true, version: 3), "an older change is refused")
         table.forgetVersions()
         #expect(table.nodes(for: bytes("v.a")) == [1], "who holds what stays")
