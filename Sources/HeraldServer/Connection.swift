@@ -243,7 +243,7 @@ final class Connection {
     /// `writeTaken` without the bookkeeping of a write that completed at once, so that a loop
     /// can do it for all its connections under one lock (`Worker.write`).
     /// - Returns: whether every taken byte was written: the caller must then call
-    ///   `clearWritten` and, under the broker lock, `accountWritten`.
+    ///   `accountWritten` under the broker lock.
     func writeTakenAtOnce() -> Bool {
         guard !isClosing, !isWriting else { return false }
         if let tls, !sealTLS(tls) {
@@ -305,22 +305,18 @@ final class Connection {
             close(reason: Connection.endReason(Int(status)))
             return
         }
-        clearWritten()
         let (more, isLarge) = worker.shared.withLock { broker in accountWritten(broker) }
         // Large buffers stay while the connection streams (`LargeBufferKeeper`).
         if isLarge { worker.largeBuffers.hold(self) }
         if more { writeTaken() }
     }
 
-    /// Outside the lock, after a complete write: empties the written buffer, keeping its memory.
-    func clearWritten() {
-        inFlightBytes.removeAll(keepingCapacity: true)
-    }
-
-    /// Under the broker lock, after a complete write: counts it and takes what queued meanwhile.
+    /// Under the broker lock, after a complete write: empties the written buffer (keeping its
+    /// memory), counts it and takes what queued meanwhile.
     /// - Returns: `more`, whether `writeTaken` has something to do again; `isLarge`, whether
     ///   the connection now holds a buffer for `LargeBufferKeeper` to watch.
     func accountWritten(_ broker: Broker) -> (more: Bool, isLarge: Bool) {
+        inFlightBytes.removeAll(keepingCapacity: true)
         // `inFlight` is the plaintext taken (what was written, unless TLS sealed it), so
         // bytes_out counts protocol bytes on every transport, like bytes_in.
         broker.stats.bytesOut += session.inFlight

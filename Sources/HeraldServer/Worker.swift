@@ -330,10 +330,7 @@ final class Worker: @unchecked Sendable {
         var pending = ready
         while !pending.isEmpty {
             var written: [Connection] = []
-            for connection in pending where connection.writeTakenAtOnce() {
-                connection.clearWritten()
-                written.append(connection)
-            }
+            for connection in pending where connection.writeTakenAtOnce() { written.append(connection) }
             guard !written.isEmpty else { break }
             pending = accountWritten(written)
         }
