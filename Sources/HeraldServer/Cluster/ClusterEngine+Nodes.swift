@@ -6,10 +6,15 @@ import HeraldBroker
 /// script's `dNODE V` announcement arrives.
 extension ClusterEngine {
     /// Runs the reaper and publishes `$sys.node.down` for each node it declared down.
+    ///
+    /// On the control link, beside the liveness refresh: whether another node is dead is
+    /// Redis's answer about that node's key, unrelated to this node's data in flight, and
+    /// behind a flood's backlog on `commands` a dead node's slots and interest would outlive
+    /// it by as long as the backlog (the script is loaded on `commands`; SHAs are Redis-wide).
     func reap() {
         let arguments = [Array("EVALSHA".utf8), scripts["reap"] ?? [], Array("0".utf8), Array(prefix.utf8),
                          Array(String(nodeIndex).utf8)]
-        commands.send(arguments) { [unowned self] reply in
+        livenessLink.send(arguments) { [unowned self] reply in
             guard let parts = reply.elements else {
                 if let failure = reply.failure, failure.hasPrefix("NOSCRIPT") { loadScripts() }
                 return

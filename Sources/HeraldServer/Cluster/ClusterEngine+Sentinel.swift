@@ -2,16 +2,16 @@
 /// Sentinel (`SENTINEL FAILOVER`, or an old primary that stayed reachable) may keep its
 /// connections and take writes for seconds before Sentinel turns it into a replica. Once a
 /// period the engine asks the sentinels where the primary is; when they name another one,
-/// both links drop and reconnect there (asking again, `RedisLink.resolve`), so writes stop
+/// every link drops and reconnects there (asking again, `RedisLink.resolve`), so writes stop
 /// going to a server whose data the cluster no longer reads.
 extension ClusterEngine {
     /// Asks the sentinels (one short query, off the loop's critical path) and drops the
     /// links when the primary moved.
     func followSentinel() {
-        guard let sentinel, commands.isConnected || messages.isConnected else { return }
+        guard let sentinel, commands.isConnected || messages.isConnected || control.isConnected else { return }
         sentinel.resolve { [weak self] address in
             guard let self, let address else { return }
-            for link in [commands, messages] where link.isConnected && (link.host != address.host || link.port != address.port) {
+            for link in [commands, messages, control] where link.isConnected && (link.host != address.host || link.port != address.port) {
                 server.logger.warn("cluster: Sentinel names another Redis primary; reconnecting",
                                    ["from": "\(link.host):\(link.port)", "to": address.description])
                 link.drop()

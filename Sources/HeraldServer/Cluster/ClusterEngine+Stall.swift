@@ -3,17 +3,26 @@ import CLibUV
 /// A Redis that stops answering while its connections stay up (a partition, a hung
 /// server), the engine's side (docs/cluster.md, "Partitions"): the liveness refresh doubles
 /// as a probe. When one has waited longer than `node_timeout_ms` (by then the other nodes
-/// stop counting this one as alive anyway), both links are dropped, so every parked op is
+/// stop counting this one as alive anyway), every link is dropped, so every parked op is
 /// answered `unavailable` and the node serves as it does with Redis gone, reconnecting
 /// with backoff until Redis answers again.
+///
+/// The refresh goes on the control link, which carries nothing else but the reaper: what it
+/// measures is how long Redis takes to answer, not how much script work this node queued on
+/// the command link ahead of it. On `commands` a flood's backlog delayed it past the timeout,
+/// and a node that was only busy cut its links and was declared down (issue 29).
 extension ClusterEngine {
+    /// Where the refresh goes: the control link, or the command link while the control
+    /// link alone is down (reconnecting), so that a lost control connection costs no lapse.
+    var livenessLink: RedisLink { control.isConnected ? control : commands }
+
     /// Sends the liveness refresh (`{p}alive:INDEX` with the node timeout as TTL) unless one
     /// is still waiting for its reply, and times its round trip.
     func refreshLiveness() {
         guard refreshSentAt == nil else { return }
         let sentAt = uv_hrtime()
         refreshSentAt = sentAt
-        commands.send([Array("EVAL".utf8), Array(Self.refreshScript.utf8), Array("1".utf8),
+        livenessLink.send([Array("EVAL".utf8), Array(Self.refreshScript.utf8), Array("1".utf8),
                        Array((prefix + "alive:" + String(nodeIndex)).utf8), Array(String(settings.nodeTimeoutMs).utf8)]) { [unowned self] reply in
             if refreshSentAt == sentAt { refreshSentAt = nil }
             guard reply.failure == nil else { return }
@@ -53,7 +62,7 @@ extension ClusterEngine {
         registerAgain()
     }
 
-    /// Drops both links when the refresh in flight has waited past the node timeout.
+    /// Drops every link when the refresh in flight has waited past the node timeout.
     /// - Returns: whether it dropped them.
     func dropIfStalled() -> Bool {
         guard let sentAt = refreshSentAt, uv_hrtime() &- sentAt > UInt64(settings.nodeTimeoutMs) * 1_000_000 else {
@@ -64,6 +73,7 @@ extension ClusterEngine {
         server.logger.warn("cluster: Redis stopped answering; dropping the connections", ["timeout_ms": settings.nodeTimeoutMs])
         commands.cut(reason)
         messages.cut(reason)
+        control.cut(reason)
         return true
     }
 }

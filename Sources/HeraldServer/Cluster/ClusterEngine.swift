@@ -1,9 +1,9 @@
 import CLibUV
 import HeraldBroker
 
-/// Cluster mode's edge (docs/cluster.md), on the main loop: two Redis connections (commands,
-/// and pub/sub messages), the routing table (`InterestTable`), and the traffic between them
-/// and the broker.
+/// Cluster mode's edge (docs/cluster.md), on the main loop: three Redis connections (data
+/// commands, pub/sub messages, and control: the liveness refresh and the reaper), the
+/// routing table (`InterestTable`), and the traffic between them and the broker.
 ///
 /// Per loop pass the worker hands over what the broker queued (`send`): each interest
 /// change is one `interest` script call, all events one `publish` call. Messages for this
@@ -17,6 +17,11 @@ final class ClusterEngine {
     let commands: RedisLink
     /// The pub/sub connection (events for this node, the interest channel).
     let messages: RedisLink
+    /// The control connection: the liveness refresh (which doubles as the stall probe and
+    /// times the round trip) and the reaper, so that neither waits behind the script calls
+    /// queued on `commands` under a flood (docs/cluster.md, "Backpressure and the control
+    /// link").
+    let control: RedisLink
     /// Asks the sentinels for the primary before a link reconnects (`cluster.sentinel`).
     let sentinel: SentinelResolver?
     /// State writes sent since the last `WAIT` (`ClusterEngine+Replicas`).
@@ -101,17 +106,17 @@ final class ClusterEngine {
         self.server = server
         commands = RedisLink(host: settings.redisHost, port: settings.redisPort, loop: loop)
         messages = RedisLink(host: settings.redisHost, port: settings.redisPort, loop: loop)
+        control = RedisLink(host: settings.redisHost, port: settings.redisPort, loop: loop)
         sentinel = settings.sentinel.map { SentinelResolver($0, loop: loop) }
         if let sentinel {
-            commands.resolve = { [unowned sentinel] done in sentinel.resolve(done) }
-            messages.resolve = { [unowned sentinel] done in sentinel.resolve(done) }
+            for link in [commands, messages, control] { link.resolve = { [unowned sentinel] done in sentinel.resolve(done) } }
         }
         acknowledged[nodeIndex] = 0
         uv_timer_init(loop, timer)
         timer.pointee.data = Unmanaged.passUnretained(self).toOpaque()
     }
 
-    /// Connects both links and starts the liveness refresh.
+    /// Connects the three links and starts the liveness refresh.
     func start() {
         commands.onConnect = { [unowned self] in loadScripts() }
         commands.onDisconnect = { [unowned self] reason in lost(reason) }
@@ -121,8 +126,11 @@ final class ClusterEngine {
             messages.subscribe([ownChannel, interestChannel]) { [unowned self] reply in received(reply) }
         }
         messages.onDisconnect = { [unowned self] reason in lost(reason) }
+        // The control link carries nothing that readiness depends on: losing it alone costs
+        // only the refreshes, which go on `commands` meanwhile (`livenessLink`).
         commands.start()
         messages.start()
+        control.start()
         let period = UInt64(min(1_000, settings.nodeTimeoutMs / 3))
         uv_timer_start(timer, { timer in
             guard let data = timer?.pointee.data else { return }
@@ -153,10 +161,11 @@ final class ClusterEngine {
         return current
     }
 
-    /// Closes both links and the timer (the loop is stopping).
+    /// Closes the three links and the timer (the loop is stopping).
     func close() {
         commands.close()
         messages.close()
+        control.close()
         sentinel?.close()
         uv_timer_stop(timer)
         uv_close(UnsafeMutableRawPointer(timer).assumingMemoryBound(to: uv_handle_t.self)) { $0?.deallocate() }
@@ -634,7 +643,7 @@ final class ClusterEngine {
 
     private func everyPeriod() {
         followSentinel()
-        if commands.isConnected && !dropIfStalled() { refreshLiveness() }
+        if livenessLink.isConnected && !dropIfStalled() { refreshLiveness() }
         if isReady {
             if uv_hrtime() >= reapAfter { reap() }
             reapInstances()
