@@ -199,6 +199,9 @@ final class ClusterEngine {
         }
         if start < events.count { publish(start == 0 ? events : Array(events[start...])) }
         waitForReplicas()
+        // The pass's batch leaves now, not when the loop next polls (docs/architecture.md,
+        // "The Redis write path").
+        commands.flush()
     }
 
     // MARK: - Publishing
@@ -652,6 +655,8 @@ final class ClusterEngine {
         }
         releaseBarriers(now: uv_hrtime())
         expireLockQueries(now: uv_hrtime())
+        commands.flush()
+        control.flush()
     }
 
     /// A node left or was declared down: its routing entries go, and held answers stop

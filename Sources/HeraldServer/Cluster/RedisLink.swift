@@ -4,8 +4,9 @@ import CLibUV
 /// One asynchronous Redis connection on a libuv loop: hiredis with its libuv adapter, so
 /// replies and pub/sub messages arrive as callbacks on that loop (docs/cluster.md).
 ///
-/// Commands written during one loop pass go out together when the socket is next writable
-/// (hiredis buffers them), so a pass's commands cost one write. When the connection drops,
+/// Commands written during one loop pass go out together (hiredis buffers them): `flush`
+/// writes them at once, and the adapter writes what is left before the loop next polls
+/// (`shim.h`), so a pass's commands cost one write and no extra loop pass. When the connection drops,
 /// every pending command is answered `.disconnected`, `onDisconnect` runs, and the link
 /// reconnects by itself with backoff (100 ms doubling to 5 s) until `close`.
 ///
@@ -92,6 +93,14 @@ final class RedisLink {
         }
         inFlight += 1
         return true
+    }
+
+    /// Writes the commands sent so far now, in this loop pass, rather than when the adapter
+    /// next runs (before the loop polls); a no-op inside this link's own reply callbacks,
+    /// where writing is not safe (`herald_redis_flush`).
+    func flush() {
+        guard let context else { return }
+        herald_redis_flush(context)
     }
 
     /// Subscribes to pub/sub channels on this connection (which then takes no other
