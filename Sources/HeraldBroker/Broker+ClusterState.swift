@@ -51,17 +51,42 @@ extension Broker {
             guard wanted >= 0 else { throw HeraldError(.badField, "field 'if_rev' must be 0 or more") }
             ifRev.appendInt(wanted)
         }
-        let limits = config.stateLimits
-        var arguments: [[UInt8]] = [Array(op.rawValue.utf8), name, Array(String(session.id).utf8), ifRev,
-                                    Array((String(config.history) + " " + String(config.historyBytes)).utf8),
-                                    Array(String(limits.maxValueBytes).utf8),
-                                    Array(String(limits.maxListLength).utf8), Array(String(limits.maxRetainedBytes).utf8),
-                                    Array((session.user?.name ?? "").utf8),
-                                    Array((session.user.map { String($0.limits.retainedBytes) } ?? "").utf8),
-                                    value, Array(String(index).utf8), Array(String(remove).utf8),
-                                    Array((isList ? "1" : "0").utf8)]
-        arguments += elements
-        park(session, on: cluster, .state, channel: op == .get ? nil : name, arguments: arguments, op: op)
+        park(session, on: cluster, .state, channel: op == .get ? nil : name,
+             arguments: Self.stateArguments(op, name: name, from: session, value: value, ifRev: ifRev, isList: isList,
+                                            index: index, remove: remove, elements: elements), op: op)
+    }
+
+    /// The `state` script's ARGV after its targets (`ClusterStateScripts.state`): op (`setl`
+    /// for a `set` of an array), channel, from, value, if_rev, `LIMIT USER`, index, remove,
+    /// elements, with trailing ones a call does not need left out (each costs the script
+    /// about 1,500 instructions inside Redis); the limits are in the script.
+    static func stateArguments(_ op: Op, name: [UInt8], from session: Session, value: [UInt8], ifRev: [UInt8], isList: Bool,
+                               index: Int, remove: Int, elements: [[UInt8]]) -> [[UInt8]] {
+        let opName = op == .set && isList ? "setl" : op.rawValue
+        guard op != .get else { return [Array(opName.utf8), name] }
+        var user: [UInt8] = []
+        if let account = session.user {
+            user.appendInt(account.limits.retainedBytes)
+            user.append(UInt8(ascii: " "))
+            user += Array(account.name.utf8)
+        }
+        var arguments: [[UInt8]] = [Array(opName.utf8), name, Array(String(session.id).utf8), value, ifRev, user]
+        switch op {
+        case .assign:
+            arguments.append(Array(String(index).utf8))
+        case .splice:
+            arguments += [Array(String(index).utf8), Array(String(remove).utf8)]
+        default:
+            break
+        }
+        if op == .set && isList {
+            arguments += elements
+        } else if op == .splice {
+            arguments += elements
+        } else {
+            while arguments.count > 4, arguments.last?.isEmpty == true { arguments.removeLast() }
+        }
+        return arguments
     }
 
     /// Parks `session` behind a script call for the request being handled.

@@ -4,21 +4,31 @@ import HeraldBroker
 /// each, on the command link in the order the broker queued them among the events, and the
 /// answer handed back to the broker, after which the parked connection reads on.
 extension ClusterEngine {
-    /// Every script the engine loads, by the name `scripts` keeps its SHA under.
-    static let scriptSources: [(String, String)] = [
-        ("publish", ClusterScripts.publish), ("interest", ClusterScripts.interest),
-        ("snapshot", ClusterScripts.snapshot), ("state", ClusterStateScripts.state),
-        ("catchUp", ClusterStateScripts.catchUp), ("groupInterest", ClusterGroupScripts.groupInterest),
-        ("reap", ClusterNodeScripts.reap), ("rejoin", ClusterNodeScripts.rejoin),
-        ("locks", ClusterLockScripts.locks), ("lockSnapshot", ClusterLockScripts.snapshot),
-        ("declare", ClusterInstanceScripts.declare), ("undeclare", ClusterInstanceScripts.undeclare),
-        ("reapInstances", ClusterInstanceScripts.reapInstances),
-        ("link", ClusterLinkScripts.link), ("unlink", ClusterLinkScripts.unlink),
-        ("linkSnapshot", ClusterLinkScripts.snapshot), ("lockResync", ClusterLockScripts.resync),
-        ("linkResync", ClusterLinkScripts.resync), ("handlers", ClusterHandlerScripts.handlers),
-        ("handlerSnapshot", ClusterHandlerScripts.snapshot), ("handlerResync", ClusterHandlerScripts.resync),
-        ("resume", ClusterStateScripts.resume), ("instanceResync", ClusterInstanceScripts.resync),
-    ]
+    /// Every script the engine loads, by the name `scripts` keeps its SHA under; the
+    /// data-path ones (`publish`, `state`, `settle`) are built with `parameters`.
+    static func scriptSources(_ parameters: ClusterScriptParameters) -> [(String, String)] {
+        dataPathScripts(parameters) + [
+            ("interest", ClusterScripts.interest),
+            ("snapshot", ClusterScripts.snapshot),
+            ("catchUp", ClusterStateScripts.catchUp), ("groupInterest", ClusterGroupScripts.groupInterest),
+            ("reap", ClusterNodeScripts.reap), ("rejoin", ClusterNodeScripts.rejoin),
+            ("locks", ClusterLockScripts.locks), ("lockSnapshot", ClusterLockScripts.snapshot),
+            ("declare", ClusterInstanceScripts.declare), ("undeclare", ClusterInstanceScripts.undeclare),
+            ("reapInstances", ClusterInstanceScripts.reapInstances),
+            ("link", ClusterLinkScripts.link), ("unlink", ClusterLinkScripts.unlink),
+            ("linkSnapshot", ClusterLinkScripts.snapshot), ("lockResync", ClusterLockScripts.resync),
+            ("linkResync", ClusterLinkScripts.resync), ("handlers", ClusterHandlerScripts.handlers),
+            ("handlerSnapshot", ClusterHandlerScripts.snapshot), ("handlerResync", ClusterHandlerScripts.resync),
+            ("resume", ClusterStateScripts.resume), ("instanceResync", ClusterInstanceScripts.resync),
+        ]
+    }
+
+    /// The scripts built with the prefix and limits as constants.
+    static func dataPathScripts(_ parameters: ClusterScriptParameters) -> [(String, String)] {
+        [("publish", ClusterScripts.publish(parameters)), ("publishOne", ClusterScripts.publishOne(parameters)),
+         ("state", ClusterStateScripts.state(parameters)),
+         ("settle", ClusterHistoryScripts.settle(parameters))]
+    }
 
     /// Sends one call, or keeps it until its interest ticket was released.
     func sendCall(_ call: ClusterState.ScriptCall) {
@@ -27,11 +37,17 @@ extension ClusterEngine {
             return
         }
         if call.script == .locksQuery { return gatherLocks(call) }
-        let targets = call.channel.map { table.nodes(for: $0).map(String.init).joined(separator: ",") } ?? ""
-        var arguments: [[UInt8]] = [Array("EVALSHA".utf8), scripts[call.script.rawValue] ?? [], Array("0".utf8),
-                                    Array(prefix.utf8), Array(targets.utf8)]
-        // A state change picks one member of each matching queue group, as a `pub` does.
-        if call.script == .state { arguments.append(ClusterRecord.encodeGroups(call.channel.map { table.groups(for: $0) } ?? [])) }
+        var arguments: [[UInt8]] = [Array("EVALSHA".utf8), scripts[call.script.rawValue] ?? [], Array("0".utf8)]
+        if call.script == .state {
+            // The prefix is in the script; a state change picks one member of each matching
+            // queue group, as a `pub` does.
+            let nodes = call.channel.map { table.nodes(for: $0) } ?? []
+            let groups = call.channel.map { table.groups(for: $0) } ?? []
+            arguments.append(ClusterRecord.encodeTargets(nodes, groups: groups, kept: true))
+        } else {
+            let targets = call.channel.map { table.nodes(for: $0).map(String.init).joined(separator: ",") } ?? ""
+            arguments += [Array(prefix.utf8), Array(targets.utf8)]
+        }
         arguments += call.arguments
         if let wait = replicaWait(for: call) {
             let slot = wait.add(call)
@@ -67,7 +83,12 @@ extension ClusterEngine {
     }
 
     /// Hands a call's reply to the broker and lets the parked connection read on.
-    func deliver(_ call: ClusterState.ScriptCall, _ reply: RedisReply) {
+    func deliver(_ call: ClusterState.ScriptCall, _ answer: RedisReply) {
+        var reply = answer
+        if call.script == .state {
+            reply = Self.stateReply(answer)
+            countStateHistory(reply)
+        }
         let result = call.script == .catchUp ? Self.catchUpValue(reply) : Self.value(reply)
         let session = server.shared.withLock { broker in broker.clusterCallAnswered(token: call.token, result: result) }
         if let session { server.resumeHeldLines(of: session.id) }

@@ -28,6 +28,12 @@ final class ClusterEngine {
     var openReplicaWait: ReplicaWait?
     let table = InterestTable()
     var scripts: [String: [UInt8]] = [:]
+    /// What the loaded data-path scripts were built with (`ClusterScriptParameters`).
+    var scriptParameters: ClusterScriptParameters
+    /// History bytes this node added and has not told Redis yet (`ClusterEngine+History`).
+    var unsettledHistoryBytes = 0
+    /// A reload of the data-path scripts under way (the configuration changed).
+    var isReloadingScripts = false
     private var subscribed = 0
     private(set) var isReady = false
     /// Whether loading the scripts or reading a snapshot failed with the link up (Redis
@@ -104,6 +110,7 @@ final class ClusterEngine {
         self.settings = settings
         self.nodeIndex = nodeIndex
         self.server = server
+        scriptParameters = ClusterScriptParameters(prefix: settings.keyPrefix, config: server.config)
         commands = RedisLink(host: settings.redisHost, port: settings.redisPort, loop: loop)
         messages = RedisLink(host: settings.redisHost, port: settings.redisPort, loop: loop)
         control = RedisLink(host: settings.redisHost, port: settings.redisPort, loop: loop)
@@ -238,23 +245,32 @@ final class ClusterEngine {
             ClusterRecord.append(from: event.from, channel: event.channel, data: event.data, replyToken: event.replyToken,
                                  timeoutMs: event.requestTimeoutMs, to: &runs[run].records)
         }
-        var arguments: [[UInt8]] = [Array("EVALSHA".utf8), scripts["publish"] ?? [], Array("0".utf8),
-                                    Array(prefix.utf8), Array("\(server.config.history) \(server.config.historyBytes)".utf8),
-                                    Array(String(runs.count).utf8)]
-        arguments.reserveCapacity(arguments.count + 6 * runs.count)
+        // A lone plain run (the common call) goes to the lean script, which answers its last
+        // `seq` alone (`ClusterScripts.publishOne`).
+        let lone = runs.count == 1 && events[runs[0].first].groups.isEmpty && events[runs[0].first].nodes.count <= 1
+            && events[runs[0].first].event.keepsHistory
+        var arguments: [[UInt8]] = [Array("EVALSHA".utf8), scripts[lone ? "publishOne" : "publish"] ?? [], Array("0".utf8)]
+        arguments.reserveCapacity(arguments.count + 4 * runs.count)
+        let keepsHistory = scriptParameters.history > 0
         for run in runs {
             let first = events[run.first]
             arguments.append(first.event.channel)
-            arguments.append(Array(first.nodes.map(String.init).joined(separator: ",").utf8))
-            arguments.append(first.event.keepsHistory ? [UInt8(ascii: "1")] : [UInt8(ascii: "0")])
-            arguments.append(ClusterRecord.encodeGroups(first.groups))
             arguments.append(Array(String(run.members.count).utf8))
+            arguments.append(ClusterRecord.encodeTargets(first.nodes, groups: first.groups, kept: first.event.keepsHistory))
+            if first.event.keepsHistory && keepsHistory { addHistoryBytes(run.records.count + 40 * run.members.count) }
             arguments.append(run.records)
         }
         let members = runs.map(\.members)
+        let loneTargets = lone ? events[runs[0].first].nodes.count : nil
         let list = events.map(\.event)
-        let sent = commands.send(arguments) { [unowned self] reply in published(list, members, reply) }
+        let sent = commands.send(arguments) { [unowned self] reply in
+            if let loneTargets, case .integer(let last) = reply {
+                return published(list, members, .array([.integer(last), .integer(loneTargets)]))
+            }
+            published(list, members, reply)
+        }
         if !sent { published(list, members, .disconnected) }
+        settleHistoryIfDue()
     }
 
     /// The script answered each run's last `seq` and the nodes it went to: the events'
@@ -463,7 +479,8 @@ final class ClusterEngine {
         startupFailed = false
         scriptsLoaded = false
         abandonSnapshot()
-        let sources = Self.scriptSources
+        scriptParameters = ClusterScriptParameters(prefix: prefix, config: server.config)
+        let sources = Self.scriptSources(scriptParameters)
         var left = sources.count
         var failure: String?
         for (name, source) in sources {
@@ -648,6 +665,7 @@ final class ClusterEngine {
         followSentinel()
         if livenessLink.isConnected && !dropIfStalled() { refreshLiveness() }
         if isReady {
+            reloadScriptsIfChanged()
             if uv_hrtime() >= reapAfter { reap() }
             reapInstances()
         } else if startupFailed && commands.isConnected {

@@ -8,23 +8,21 @@
 enum ClusterInstanceScripts {
     /// Clearing a channel's life (`p` must be set first): its retained state (and the
     /// retained-byte counts it was charged to), its history (and the data set's history
-    /// bytes), its `seq`. A channel declared again starts at `seq` 1, as on one node.
+    /// bytes: what its hash's `cb` counts less its `tb`), its `seq`. A channel declared again starts at `seq` 1, as on one node.
     static let clear = """
     local function clear(ch)
-      local sk = p .. 's:' .. ch
-      local st = redis.call('HMGET', sk, 'k', 'c', 'u')
+      local meta = p .. 'm:' .. ch
+      local st = redis.call('HMGET', meta, 'k', 'c', 'u', 'cb', 'tb')
       if st[1] == 'v' or st[1] == 'l' then
         local bytes = #ch + tonumber(st[2] or '0')
         redis.call('DECRBY', p .. 'rb', bytes)
         if st[3] and st[3] ~= '' then redis.call('DECRBY', p .. 'ub:' .. st[3], bytes) end
       end
-      redis.call('UNLINK', sk, p .. 'l:' .. ch)
       redis.call('ZREM', p .. 'sk', ch)
-      local meta = p .. 'm:' .. ch
-      local hb = tonumber(redis.call('HGET', meta, 'hb') or '0')
+      local hb = tonumber(st[4] or '0') - tonumber(st[5] or '0')
       if hb > 0 then redis.call('DECRBY', p .. 'hb', hb) end
       redis.call('ZREM', p .. 'hi', ch)
-      redis.call('UNLINK', meta, p .. 'h:' .. ch, p .. 'hr:' .. ch)
+      redis.call('UNLINK', meta, p .. 'l:' .. ch, p .. 'h:' .. ch)
     end
 
     """

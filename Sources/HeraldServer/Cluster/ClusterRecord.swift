@@ -106,6 +106,23 @@ struct ClusterRecord: Equatable {
         return found
     }
 
+    /// A run's targets as the `publish` and `state` scripts read them: `!` first when it is
+    /// not kept in history, the node indexes comma-separated, then `|` and the groups
+    /// (`encodeGroups`) when it matches any.
+    static func encodeTargets(_ nodes: [Int], groups: [[UInt8]], kept: Bool) -> [UInt8] {
+        var out: [UInt8] = []
+        if !kept { out.append(UInt8(ascii: "!")) }
+        for (position, node) in nodes.enumerated() {
+            if position > 0 { out.append(UInt8(ascii: ",")) }
+            out.appendInt(node)
+        }
+        if !groups.isEmpty {
+            out.append(UInt8(ascii: "|"))
+            out += encodeGroups(groups)
+        }
+        return out
+    }
+
     /// Encodes queue-group entries as `KEYLEN:KEY` repeated (the publish script's input).
     static func encodeGroups(_ groups: [[UInt8]]) -> [UInt8] {
         var out: [UInt8] = []

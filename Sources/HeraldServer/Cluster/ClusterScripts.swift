@@ -3,65 +3,121 @@
 /// ARGV, so the cluster runs on one Redis (not Redis Cluster) and several clusters can share
 /// one with different prefixes.
 enum ClusterScripts {
-    /// A batch of events in runs (`ClusterRecord`): ARGV = prefix, `HISTORY HISTORY_BYTES`,
-    /// the number of runs, then per run its channel, target nodes (comma-separated indexes),
-    /// `1` when it goes into history (`0` for `req` and `$sys`), the queue groups it matches
-    /// (`KEYLEN:PATTERN GROUP` repeated; a run with groups holds one event), its event count
-    /// and records (concatenated, in publish order).
+    /// A batch of events in runs (`ClusterRecord`): ARGV per run = its channel, its event
+    /// count, its targets and its records (concatenated, in publish order). Targets are the
+    /// nodes with interest (comma-separated indexes), led by `!` when the run is not kept in
+    /// history (`req` and `$sys`), followed by `|` and the queue groups it matches
+    /// (`KEYLEN:PATTERN GROUP` repeated; a run with groups holds one event).
     ///
-    /// Per run, not per event: the channel's `seq` rises by the count in one `HINCRBY` (the
-    /// meta keeps the data set's epoch on the first) and the run goes to history in one entry
-    /// (`ClusterStateScripts.history`). For each group, one node from the member counts in
-    /// `{p}g:PATTERN GROUP` (nodes whose liveness key is gone left out), by the group's
-    /// counter `rr` turned once (slot `rr mod members`, nodes in index order, each owning as
-    /// many slots as it has members). Then `LAST COUNT\n` + the records is appended to each
-    /// target node's message (with ` o`/` gLEN` tags and the group block after the record
-    /// for a node picked for groups), and one `PUBLISH` goes to each target node. Returns the
-    /// last `seq` and the number of nodes it went to, per run in order.
-    static let publish = "local p, histcfg = ARGV[1], ARGV[2]\n" + ClusterStateScripts.history + routing + """
-    local runs = tonumber(ARGV[3])
-    local epoch = redis.call('GET', p .. 'epoch') or ''
-    local out = {}
-    local order = {}
-    local results = {}
-    local function add(node, line)
-      local t = out[node]
-      if t == nil then
-        t = {}
-        out[node] = t
-        order[#order + 1] = node
-      end
-      t[#t + 1] = line
-    end
-    local i = 4
-    for k = 1, runs do
-      local ch, targets, keep, groups = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-      local count, blob = tonumber(ARGV[i + 4]), ARGV[i + 5]
-      i = i + 6
-      local meta = p .. 'm:' .. ch
-      local last = redis.call('HINCRBY', meta, 'seq', count)
-      if last == count then redis.call('HSET', meta, 'epoch', epoch) end
-      if keep == '1' then record(ch, last, count, blob) end
-      local nodes, picked, plain = route(targets, groups)
-      local head = last .. ' ' .. count
-      for _, node in ipairs(nodes) do add(node, framed(head, node, blob, picked, plain)) end
-      results[2 * k - 1] = last
-      results[2 * k] = #nodes
-    end
-    settle()
-    for _, node in ipairs(order) do
-      local parts = out[node]
-      -- One run for a node (the common case) is published as it is, without another copy.
-      if #parts == 1 then
-        redis.call('PUBLISH', p .. 'n:' .. node, parts[1])
-      else
-        redis.call('PUBLISH', p .. 'n:' .. node, table.concat(parts))
-      end
-    end
-    return results
-    """
+    /// Per run, not per event: the channel's `seq` rises by the count in one `HINCRBY`, the
+    /// message `LAST COUNT\nRECORDS` is made once, kept in history as one entry
+    /// (`ClusterHistoryScripts.keep`) and appended to each target node's output; for each
+    /// group, one node is picked (`routing`) and gets the run with ` o`/` gLEN` tags and the
+    /// group block after the records. Then one `PUBLISH` goes to each target node.
+    ///
+    /// Returns the last `seq` and the number of nodes it went to, per run in order. A call of
+    /// one plain run goes to `publishOne` instead.
+    ///
+    /// What it costs inside Redis is its contract (docs/benchmarks.md, "Redis instructions per
+    /// cluster op"): four `ARGV` per run; per run `HINCRBY` of `seq` and of `cb`, `XADD`,
+    /// `PUBLISH`; numbers formatted with `%d` (Lua's own number-to-string goes through
+    /// `%.14g`, and so does Redis's for a number handed to `redis.call`, each twice the cost).
+    static func publish(_ parameters: ClusterScriptParameters) -> String {
+        parameters.prelude + routing + #"""
+        local out, order, results = {}, {}, {}
+        local function add(node, message)
+          local parts = out[node]
+          if parts == nil then
+            out[node] = { message }
+            order[#order + 1] = node
+          else
+            parts[#parts + 1] = message
+          end
+        end
+        local route, framed
+        local i, k = 1, 0
+        while i + 3 <= #ARGV do
+          local ch, count, targets, blob = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+          i = i + 4
+          local n, mk = tonumber(count), M .. ch
+          local last = redis.call('HINCRBY', mk, 'seq', count)
+          local msg = f('%d %s\n%s', last, count, blob)
+          local kept, groups = HIST > 0, nil
+          if string.find(targets, '[!|]') then
+            if string.byte(targets) == 33 then kept, targets = false, string.sub(targets, 2) end
+            local bar = string.find(targets, '|', 1, true)
+            if bar then groups, targets = string.sub(targets, bar + 1), string.sub(targets, 1, bar - 1) end
+          end
+          if kept then
+            local bytes = #blob + 40 * n
+            local cum = redis.call('HINCRBY', mk, 'cb', f('%d', bytes))
 
-    /// Queue-group routing every event script shares (`p`, the prefix, must be set first).
+        """# + ClusterHistoryScripts.keep(ch: "ch", mk: "mk", last: "last", n: "n", msg: "msg", cum: "cum", bytes: "bytes") + #"""
+          end
+          local reached = 0
+          if groups then
+            if route == nil then route, framed = routing() end
+            local nodes, picked, plain = route(targets, groups)
+            local head = f('%d %s', last, count)
+            for _, node in ipairs(nodes) do add(node, framed(head, node, blob, picked, plain)) end
+            reached = #nodes
+          elseif targets ~= '' then
+            if string.find(targets, ',', 1, true) then
+              for node in string.gmatch(targets, '[^,]+') do
+                add(node, msg)
+                reached = reached + 1
+              end
+            else
+              add(targets, msg)
+              reached = 1
+            end
+          end
+          k = k + 1
+          results[2 * k - 1] = last
+          results[2 * k] = reached
+        end
+        for _, node in ipairs(order) do
+          local parts = out[node]
+          -- One run for a node (the common case) is published as it is, without another copy.
+          if #parts == 1 then
+            redis.call('PUBLISH', N .. node, parts[1])
+          else
+            redis.call('PUBLISH', N .. node, table.concat(parts))
+          end
+        end
+        return results
+        """#
+    }
+
+    /// The common call, one run kept in history with no queue group and at most one target
+    /// node: ARGV = channel, count, target (a node index, or '' for none), records. Returns
+    /// the run's last `seq` alone (the node knows where the run went).
+    ///
+    /// `publish` less what this call does not need: every string made, every string parsed
+    /// as a number (`tonumber` of a string goes through `strtod`, about 1,500 instructions
+    /// inside Redis, as much as a `%d` format), every closure and table costs the call (an
+    /// array reply alone is about 4,500), and the call's whole budget is a few times that.
+    static func publishOne(_ parameters: ClusterScriptParameters) -> String {
+        parameters.prelude + #"""
+        local ch, count, target, blob = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+        local mk = M .. ch
+        local last = redis.call('HINCRBY', mk, 'seq', count)
+        local msg = f('%d %s\n%s', last, count, blob)
+        if HIST > 0 then
+          local n = 1
+          if count ~= '1' then n = tonumber(count) end
+          local bytes = #blob + 40 * n
+          local cum = redis.call('HINCRBY', mk, 'cb', f('%d', bytes))
+
+        """# + ClusterHistoryScripts.keep(ch: "ch", mk: "mk", last: "last", n: "n", msg: "msg", cum: "cum", bytes: "bytes") + #"""
+        end
+        if target ~= '' then redis.call('PUBLISH', N .. target, msg) end
+        return last
+        """#
+    }
+
+    /// Queue-group routing every event script shares (`p`, the prefix, must be set first),
+    /// made only by a call that has groups: `routing()` returns `route, framed`.
     ///
     /// `route(targets, groups)`: the target nodes (comma-separated) get the event for their
     /// plain subscribers; for each group (`KEYLEN:PATTERN GROUP` repeated), one node from the
@@ -71,6 +127,7 @@ enum ClusterScripts {
     /// per node, and which nodes are plain targets. `framed(head, node, blob, picked, plain)`
     /// is what one node gets: `HEAD[ o][ gLEN]\n` + the records + the group block.
     static let routing = #"""
+    local function routing()
     local alive = {}
     local function isAlive(node)
       local known = alive[node]
@@ -131,6 +188,8 @@ enum ClusterScripts {
       local tags = ' g' .. #block
       if not plain[node] then tags = ' o' .. tags end
       return head .. tags .. '\n' .. blob .. block
+    end
+    return route, framed
     end
 
     """#

@@ -38,8 +38,9 @@ final class ReplicaWait {
         }
     }
 
-    /// Whether a `state` script reply says the write was done (`{0, rev, …}`).
+    /// Whether a `state` script reply says the write was done (`REV SEQ INDEX KEPT`, read
+    /// as `{0, rev, …}` by `ClusterEngine.stateReply`).
     static func isDone(_ reply: RedisReply) -> Bool {
-        reply.elements?.first?.integer == 0
+        ClusterEngine.stateReply(reply).elements?.first?.integer == 0
     }
 }
