@@ -21,8 +21,9 @@ extension Broker {
                 continue
             }
             // A half-closed peer cannot answer a ping: its drain is bounded by the deadlines
-            // of what it asked for, not by heartbeats (`Broker+HalfClose`).
-            guard interval > 0, !session.inputEnded else { continue }
+            // of what it asked for, not by heartbeats (`Broker+HalfClose`). Nor can one the
+            // server stopped reading (`isReadPaused`): its answer would sit in the socket.
+            guard interval > 0, !session.inputEnded, !session.isReadPaused else { continue }
             let silent = now - session.lastHeard
             if silent >= 3 * interval {
                 fail(session, HeraldError(.timeout, "no traffic for " + String(silent) + " ms; closing"), now: now)

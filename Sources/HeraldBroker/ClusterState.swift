@@ -163,6 +163,10 @@ public final class ClusterState {
     public let nodeName: String
     /// Events in publish order since the engine last took them.
     public private(set) var outbox: [Event] = []
+    /// The bytes of `outbox`'s channels and data: with several loops, what the other loops
+    /// queued while the engine's loop was busy, which the server bounds for backpressure
+    /// (`cluster.max_outstanding_bytes`) before it becomes one oversized `publish` call.
+    public private(set) var outboxBytes = 0
     /// Interest changes in order since the engine last took them.
     public private(set) var interest: [InterestChange] = []
     /// The last barrier ticket handed out, and the highest every node has acknowledged.
@@ -203,6 +207,11 @@ public final class ClusterState {
 
     /// Whether the engine has something to send.
     public var hasWork: Bool { !outbox.isEmpty || !interest.isEmpty || !calls.isEmpty }
+
+    /// How many items (events, interest changes, script calls) wait for the engine. It only
+    /// grows between two takes, so the server compares it around a read to tell whether that
+    /// read's lines queued cluster work (the connections to pause under backpressure).
+    public var queuedWork: Int { outbox.count + interest.count + calls.count }
 
     /// Hands the queued script calls to the engine, in order.
     public func takeCalls() -> [ScriptCall] {
@@ -282,7 +291,10 @@ public final class ClusterState {
 
     /// Hands the queued events to the engine, in order.
     public func takeOutbox() -> [Event] {
-        defer { outbox.removeAll(keepingCapacity: true) }
+        defer {
+            outbox.removeAll(keepingCapacity: true)
+            outboxBytes = 0
+        }
         return outbox
     }
 
@@ -297,6 +309,7 @@ public final class ClusterState {
 
     func enqueue(_ event: Event) {
         outbox.append(event)
+        outboxBytes += event.channel.count + (event.data?.count ?? 0)
     }
 
     /// Records a new interest and returns the ticket its answers wait for.
@@ -372,7 +385,7 @@ public final class ClusterState {
         event.directNode = node
         event.isSignalMessage = true
         event.offer = offer
-        outbox.append(event)
+        enqueue(event)
     }
 
     func markDone(upTo ticket: Int) {

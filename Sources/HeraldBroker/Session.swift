@@ -59,6 +59,10 @@ public final class Session {
     var errorRun = 0
     /// Last time (ms) anything arrived from the peer.
     var lastHeard: Int
+    /// Set by the server while it does not read the peer (cluster backpressure): whatever
+    /// the peer sends waits in the socket, so its silence proves nothing and heartbeats
+    /// leave it alone; the server calls `Broker.heard` when it reads again.
+    public var isReadPaused = false
     /// Whether a heartbeat ping is waiting for the peer.
     var pingOutstanding = false
     /// The channel this session last published to: a steady publisher skips the lookup.

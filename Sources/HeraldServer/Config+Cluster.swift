@@ -1,9 +1,11 @@
 /// Reads the `cluster` section (`ClusterSettings`): `node` and exactly one of `redis` and
-/// `sentinel` required; `key_prefix`, `node_timeout_ms`, `wait_replicas` and
-/// `wait_timeout_ms` optional. A bad or unknown key names its place (`cluster.nod`).
+/// `sentinel` required; `key_prefix`, `node_timeout_ms`, `wait_replicas`, `wait_timeout_ms`,
+/// `max_outstanding_ops` and `max_outstanding_bytes` optional. A bad or unknown key names
+/// its place (`cluster.nod`).
 extension ConfigFileReader {
     private static let clusterKeys: Set<String> = ["redis", "sentinel", "node", "key_prefix", "node_timeout_ms",
-                                                   "wait_replicas", "wait_timeout_ms"]
+                                                   "wait_replicas", "wait_timeout_ms", "max_outstanding_ops",
+                                                   "max_outstanding_bytes"]
     private static let sentinelKeys: Set<String> = ["master", "addresses"]
 
     /// The cluster settings, or nil when the section is absent or null.
@@ -43,6 +45,12 @@ extension ConfigFileReader {
         settings.waitReplicas = try Self.integer(section, "wait_replicas", at: place, in: ClusterSettings.waitReplicasRange) ?? 0
         settings.waitTimeoutMs = try Self.integer(section, "wait_timeout_ms", at: place, in: ClusterSettings.waitTimeoutRange)
             ?? ClusterSettings.defaultWaitTimeoutMs
+        settings.maxOutstandingOps = try Self.integer(section, "max_outstanding_ops", at: place,
+                                                      in: ClusterSettings.maxOutstandingOpsRange)
+            ?? ClusterSettings.defaultMaxOutstandingOps
+        settings.maxOutstandingBytes = try Self.integer(section, "max_outstanding_bytes", at: place,
+                                                        in: ClusterSettings.maxOutstandingBytesRange)
+            ?? ClusterSettings.defaultMaxOutstandingBytes
         return settings
     }
 

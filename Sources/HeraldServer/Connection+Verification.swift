@@ -38,8 +38,9 @@ extension Connection {
         case .read:
             if isHolding {
                 isHolding = false
-                // Input that ended while lines were held ends now, after them.
-                if inputHasEnded { handInputEnd() } else { startReading() }
+                // Input that ended while lines were held ends now, after them. A connection
+                // paused for cluster backpressure reads again when the engine says so.
+                if inputHasEnded { handInputEnd() } else if !isBackpressured { startReading() }
             }
         case .verify(let parked):
             hold()

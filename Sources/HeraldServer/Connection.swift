@@ -67,6 +67,12 @@ final class Connection {
     var budgetStride = Connection.maxBudgetStride
     /// When (loop ms) queued bytes were last taken for writing (`LargeBufferKeeper`).
     var lastTakenMs = 0
+    /// Set while reading is paused because the node's cluster work is over its bound
+    /// (`Connection+Backpressure`); the worker resumes it when the engine says so.
+    var isBackpressured = false
+    /// The loop pass (`Worker.pass`) in which this connection last queued cluster work, so
+    /// that its worker lists it once per pass (`Worker.clusterWriters`).
+    var clusterWorkPass = -1
 
     /// Buffers past this capacity are released once empty, so one burst does not pin memory.
     private static let retainedCapacity = 1 << 20
@@ -203,13 +209,17 @@ final class Connection {
     /// a `hello` it parked.
     /// - Returns: how many bytes were consumed; the caller holds the rest.
     func frameLines(_ bytes: UnsafeRawBufferPointer, broker: Broker, now: Int) -> Int {
-        framer.feed(bytes, limit: { broker.lineLimit(for: session) },
-                    pausing: { session.isParked || hasSpentBudget() }) { framed in
+        // In cluster mode: did these lines queue work for Redis (`Connection+Backpressure`)?
+        let queuedBefore = broker.cluster?.queuedWork
+        let consumed = framer.feed(bytes, limit: { broker.lineLimit(for: session) },
+                                   pausing: { session.isParked || hasSpentBudget() }) { framed in
             switch framed {
             case .line(let line): broker.handleLine(line, from: session, now: now)
             case .tooLong(let length): broker.lineTooLong(from: session, length: length, now: now)
             }
         }
+        if let queuedBefore, broker.cluster?.queuedWork != queuedBefore { queuedClusterWork() }
+        return consumed
     }
 
     /// Under the broker lock: takes the session's queued bytes if no write is in flight.

@@ -26,6 +26,9 @@ public final class Server {
     var nextConnectionID = 1
     /// Cluster mode's engine on the main loop (docs/cluster.md); nil when running alone.
     var clusterEngine: ClusterEngine?
+    /// Cluster backpressure shared by every loop (`ClusterBackpressure`); nil when running
+    /// alone.
+    let clusterBackpressure: ClusterBackpressure?
     let ticker: UnsafeMutablePointer<uv_timer_t>
     /// When `ticker` is armed to fire (loop ms), or -1 when it is not (see `Server+Ticker`).
     var tickerDue = -1
@@ -76,6 +79,7 @@ public final class Server {
         self.recovered = recovered
         self.logger = logger
         self.reload = reload
+        clusterBackpressure = join == nil ? nil : config.cluster.map(ClusterBackpressure.init(settings:))
         ticker = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
         let broker = Broker(config: Server.brokerConfig(from: config, epoch: join?.epoch ?? makeEpoch()),
                             now: Int(uv_hrtime() / 1_000_000), wallClock: wallClockMilliseconds)

@@ -19,8 +19,12 @@ final class Worker: @unchecked Sendable {
         case resume(ConnectionID)
         case close(ConnectionID)
         case closeAll
-        /// Main loop only: a deadline earlier than the timer's was created elsewhere.
+        /// Main loop only: a deadline earlier than the timer's was created elsewhere (or a
+        /// loop paused connections for cluster backpressure: the engine must look again).
         case rearm
+        /// The cluster's outstanding work fell below half its bound: read the connections
+        /// paused for backpressure again (`Worker+Backpressure`).
+        case resumeReading
         case stop
     }
 
@@ -40,6 +44,10 @@ final class Worker: @unchecked Sendable {
     private let yieldIdle: UnsafeMutablePointer<uv_idle_t>
     /// Connections that spent a pass's line budget with lines left, by id.
     private var yieldedConnections: [ConnectionID: Connection] = [:]
+    /// Connections whose lines queued cluster work in this pass (`Worker+Backpressure`).
+    var clusterWriters: [Connection] = []
+    /// Connections not read now for cluster backpressure, by id.
+    var backpressured: [ConnectionID: Connection] = [:]
     /// Counts loop passes (one per `flushDirty`), for the per-pass line budget.
     private(set) var pass = 0
     /// This pass's line budget per connection: `pass_budget_us` shared by the connections
@@ -161,6 +169,7 @@ final class Worker: @unchecked Sendable {
     /// routine ends at `debug` (see `CloseReason`).
     func connectionClosed(_ connection: Connection) {
         connections[connection.session.id] = nil
+        forgetBackpressured(connection)
         let server = self.server
         let session = connection.session
         let (wasLast, closing) = shared.withLock { broker -> (Bool, CloseReason?) in
@@ -189,6 +198,8 @@ final class Worker: @unchecked Sendable {
         var clusterInterest: [ClusterState.InterestChange] = []
         var clusterCalls: [ClusterState.ScriptCall] = []
         var wakeMain = false
+        // What the other loops queued for the engine and it has not taken (bytes).
+        var clusterWaitingBytes = 0
         // Teardown below can queue cluster work (interest, `$sys` events) after the take.
         var clusterLeftover = false
         shared.withLock { broker in
@@ -222,11 +233,14 @@ final class Worker: @unchecked Sendable {
             if broker.cluster?.hasWork == true {
                 if isMain { clusterLeftover = true } else { wakeMain = true }
             }
+            clusterWaitingBytes = broker.cluster?.outboxBytes ?? 0
         }
         write(ready)
         if !clusterEvents.isEmpty || !clusterInterest.isEmpty || !clusterCalls.isEmpty {
             server.clusterEngine?.send(events: clusterEvents, interest: clusterInterest, calls: clusterCalls)
         }
+        if !clusterWriters.isEmpty && pauseClusterWriters(waitingBytes: clusterWaitingBytes) && !isMain { wakeMain = true }
+        if isMain { server.clusterEngine?.updateBackpressure() }
         hasTeardown = moreTeardown
         if moreTeardown { keepAwake() }
         if clusterLeftover { keepAwake() }
@@ -301,6 +315,7 @@ final class Worker: @unchecked Sendable {
             case .close(let id): connections[id]?.close()
             case .closeAll: for connection in Array(connections.values) { connection.close() }
             case .rearm: server.armTicker()
+            case .resumeReading: resumeBackpressured()
             case .stop: closeHandles()
             }
         }

@@ -33,6 +33,26 @@ import HeraldBroker
         #expect(!s.closeAfterFlush)
     }
 
+    /// Issue 29: a peer the server stopped reading for cluster backpressure is not silent,
+    /// it is waiting; its clock restarts when the server reads it again (`heard`).
+    @Test func aPeerNotReadForBackpressureIsNeitherPingedNorTimedOut() {
+        let harness = BrokerHarness(BrokerConfig(heartbeatMs: 100))
+        let s = harness.connect()
+        s.isReadPaused = true
+        harness.now = 1_000
+        _ = harness.broker.tick(now: harness.now)
+        #expect(harness.lines(s).isEmpty, "no ping")
+        #expect(!s.closeAfterFlush, "no timeout")
+        s.isReadPaused = false
+        harness.broker.heard(from: s, now: harness.now)
+        harness.now = 1_099
+        _ = harness.broker.tick(now: harness.now)
+        #expect(harness.lines(s).isEmpty)
+        harness.now = 1_100
+        _ = harness.broker.tick(now: harness.now)
+        #expect(harness.frames(s).first?["ping"] != nil, "pinged after a heartbeat of silence since it is read again")
+    }
+
     @Test func slowConsumerIsDisconnectedAndPublisherUnaffected() {
         let harness = BrokerHarness(BrokerConfig(maxPending: 1000))
         let slow = harness.connect()

@@ -62,6 +62,10 @@ struct ClusterNodeFailureServingTests {
         let rtt = try metric(watched, "herald_cluster_redis_rtt_seconds").flatMap(Double.init) ?? -1
         #expect(rtt > 0 && rtt < 1, "a loopback round trip: \(rtt) s")
         #expect(try metric(watched, "herald_cluster_pending_ops").flatMap(Int.init) ?? -1 >= 0)
+        // Backpressure (issue 29): what the command link has outstanding, what is paused.
+        #expect(try metric(watched, "herald_cluster_outstanding_ops").flatMap(Int.init) ?? -1 >= 0)
+        #expect(try metric(watched, "herald_cluster_outstanding_bytes").flatMap(Int.init) ?? -1 >= 0)
+        #expect(try metric(watched, "herald_cluster_paused_connections") == "0")
         others[1].signal(SIGKILL)
         let down = Date().addingTimeInterval(Double(Self.timeoutMs) / 1000 + 4)
         while try metric(watched, "herald_cluster_nodes") != "2" && Date() < down { Thread.sleep(forTimeInterval: 0.1) }

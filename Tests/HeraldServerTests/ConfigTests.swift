@@ -296,6 +296,22 @@ private func errorMessage(_ text: String) -> String? {
         }
     }
 
+    /// Issue 29: backpressure's bounds on the command link.
+    @Test func outstandingBoundsDefaultTo4096OpsAnd8MiBAndAreBounded() throws {
+        let plain = try decode(#"{ cluster: { redis: "redis://h", node: "a" } }"#).cluster
+        #expect(plain?.maxOutstandingOps == 4_096 && plain?.maxOutstandingBytes == 8_388_608)
+        let set = try decode(#"{ cluster: { redis: "redis://h", node: "a", max_outstanding_ops: 100, max_outstanding_bytes: 1048576 } }"#).cluster
+        #expect(set?.maxOutstandingOps == 100 && set?.maxOutstandingBytes == 1_048_576)
+        for bad in ["15", "1048577", "\"4096\"", "-1"] {
+            #expect(problem(#"{ cluster: { redis: "redis://h", node: "a", max_outstanding_ops: \#(bad) } }"#)
+                .contains("cluster.max_outstanding_ops"), "\(bad)")
+        }
+        for bad in ["65535", "1073741825", "1.5"] {
+            #expect(problem(#"{ cluster: { redis: "redis://h", node: "a", max_outstanding_bytes: \#(bad) } }"#)
+                .contains("cluster.max_outstanding_bytes"), "\(bad)")
+        }
+    }
+
     @Test func badSectionsNameTheirPlace() {
         #expect(problem(#"{ cluster: { redis: "redis://h:1" } }"#).contains("cluster.node"))
         #expect(problem(#"{ cluster: { node: "a" } }"#).contains("cluster.redis"))

@@ -98,6 +98,44 @@ struct RedisLinkTests {
         #expect(afterRestart == .status("PONG"))
     }
 
+    /// Backpressure's figures (`ClusterEngine+Backpressure`): a command counts in `inFlight`
+    /// and, with its RESP length, in `outstandingBytes` from `send` until its answer, and a
+    /// `whenDrained` action runs once the figures are at its mark, at the latest when the
+    /// connection goes (every pending command is then answered).
+    @Test func outstandingCommandsCountInOpsAndBytesUntilAnswered() throws {
+        let redis = try TestRedis()
+        let set = [Array("SET".utf8), Array("k".utf8), Array(repeating: UInt8(ascii: "x"), count: 1_000)]
+        let block = [Array("BLPOP".utf8), Array("nothing".utf8), Array("0".utf8)]
+        var sent: (ops: Int, bytes: Int)?
+        var afterSet: (ops: Int, bytes: Int)?
+        var drained: (ops: Int, bytes: Int)?
+        var blocked: RedisReply?
+        withLoop(seconds: 10) { loop, finish in
+            let link = RedisLink(host: "127.0.0.1", port: redis.port, loop: loop)
+            link.onConnect = {
+                guard sent == nil else { return }
+                link.send(set) { _ in }
+                link.send(block) { blocked = $0 }
+                sent = (link.inFlight, link.outstandingBytes)
+                link.whenDrained(ops: 1, bytes: RESPCommand.encode(block).count) {
+                    afterSet = (link.inFlight, link.outstandingBytes)
+                    link.whenDrained(ops: 0, bytes: 0) {
+                        drained = (link.inFlight, link.outstandingBytes)
+                        finish()
+                    }
+                    #expect(link.isWatchingDrain, "BLPOP is still outstanding")
+                    redis.stop()
+                }
+            }
+            link.start()
+            return [link]
+        }
+        #expect(sent?.ops == 2 && sent?.bytes == RESPCommand.encode(set).count + RESPCommand.encode(block).count, "\(String(describing: sent))")
+        #expect(afterSet?.ops == 1 && afterSet?.bytes == RESPCommand.encode(block).count, "\(String(describing: afterSet))")
+        #expect(drained?.ops == 0 && drained?.bytes == 0, "\(String(describing: drained))")
+        #expect(blocked == .disconnected)
+    }
+
     @Test func respEncodingIsArraysOfBulkStrings() {
         #expect(RESPCommand.encode(["GET", "a b"]) == Array("*2\r\n$3\r\nGET\r\n$3\r\na b\r\n".utf8))
         #expect(RESPCommand.encode([[UInt8]()]) == Array("*1\r\n$0\r\n\r\n".utf8))
@@ -120,6 +158,7 @@ struct RedisLinkTests {
             }
             let encoded = RESPCommand.encode(arguments)
             #expect(length == encoded.count)
+            #expect(RedisLink.encodedSize(arguments) == encoded.count)
             #expect(seen == encoded + [0])
         }
     }

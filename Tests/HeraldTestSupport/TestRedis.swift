@@ -7,7 +7,8 @@ import Glibc
 ///
 /// Runs with `appendonly yes` and `appendfsync always` in its own folder, so a restart (after
 /// `stop()`, which is SIGKILL) keeps every write it acknowledged, as the cluster's durability
-/// tests need. `isAvailable` is false when Debian's redis-server is not installed.
+/// tests need; it logs to `redis.log` there (`log`). `isAvailable` is false when Debian's
+/// redis-server is not installed.
 public final class TestRedis: @unchecked Sendable {
     /// The TCP port on 127.0.0.1 (kept across `restart()`).
     public let port: Int
@@ -51,6 +52,12 @@ public final class TestRedis: @unchecked Sendable {
         return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// What Redis logged so far (warnings, in its folder): a test that must not lose a
+    /// connection looks for "output buffer limits" here.
+    public var log: String {
+        (try? String(contentsOf: directory.appendingPathComponent("redis.log"), encoding: .utf8)) ?? ""
+    }
+
     /// Kills Redis (SIGKILL, like a crash).
     public func stop() {
         killAndReap(process)
@@ -74,7 +81,7 @@ public final class TestRedis: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
                              "--appendfsync", "always", "--dir", directory.path, "--daemonize", "no",
-                             "--loglevel", "warning"] + extra
+                             "--loglevel", "warning", "--logfile", directory.appendingPathComponent("redis.log").path] + extra
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

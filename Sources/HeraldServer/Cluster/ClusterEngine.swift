@@ -22,6 +22,9 @@ final class ClusterEngine {
     /// queued on `commands` under a flood (docs/cluster.md, "Backpressure and the control
     /// link").
     let control: RedisLink
+    /// How far behind the slowest live node is in reading its events, asked on `control`
+    /// while this node has work outstanding (`ClusterEngine+Backpressure`).
+    let pubSubBacklog: PubSubBacklog
     /// Asks the sentinels for the primary before a link reconnects (`cluster.sentinel`).
     let sentinel: SentinelResolver?
     /// State writes sent since the last `WAIT` (`ClusterEngine+Replicas`).
@@ -114,6 +117,7 @@ final class ClusterEngine {
         commands = RedisLink(host: settings.redisHost, port: settings.redisPort, loop: loop)
         messages = RedisLink(host: settings.redisHost, port: settings.redisPort, loop: loop)
         control = RedisLink(host: settings.redisHost, port: settings.redisPort, loop: loop)
+        pubSubBacklog = PubSubBacklog(link: control, prefix: settings.keyPrefix, loop: loop)
         sentinel = settings.sentinel.map { SentinelResolver($0, loop: loop) }
         if let sentinel {
             for link in [commands, messages, control] { link.resolve = { [unowned sentinel] done in sentinel.resolve(done) } }
@@ -130,6 +134,8 @@ final class ClusterEngine {
         messages.onConnect = { [unowned self] in
             subscribed = 0
             forgetHeldMessages()
+            // Named, so that the other nodes find its backlog in Redis's client list.
+            messages.send([Array("CLIENT".utf8), Array("SETNAME".utf8), PubSubBacklog.name(prefix: prefix, node: nodeIndex)]) { _ in }
             messages.subscribe([ownChannel, interestChannel]) { [unowned self] reply in received(reply) }
         }
         messages.onDisconnect = { [unowned self] reason in lost(reason) }
@@ -138,6 +144,7 @@ final class ClusterEngine {
         commands.start()
         messages.start()
         control.start()
+        startBackpressure()
         let period = UInt64(min(1_000, settings.nodeTimeoutMs / 3))
         uv_timer_start(timer, { timer in
             guard let data = timer?.pointee.data else { return }
@@ -147,8 +154,10 @@ final class ClusterEngine {
 
     /// Cluster figures for `/metrics` and `/varz` (docs/operations.md, "Running a cluster"):
     /// whether the node is ready, the live nodes it counts (itself included), the last
-    /// Redis round trip, and the cluster ops under way (commands awaiting Redis, events and
-    /// calls queued until ready, held answers, removals to send again).
+    /// Redis round trip (the liveness refresh on the control link), the cluster ops under
+    /// way (commands awaiting Redis, events and calls queued until ready, held answers,
+    /// removals to send again), and backpressure: the commands and bytes outstanding on the
+    /// command link, and the connections not read now because of them.
     func monitorFigures() -> [StatsFigure] {
         let pending = commands.inFlight + queued.count + queuedInterest.count + queuedCalls.count + deferredCalls.count
             + barriers.count + undeclaresToRetry.count
@@ -157,6 +166,9 @@ final class ClusterEngine {
             StatsFigure("cluster_nodes", acknowledged.count),
             StatsFigure("cluster_redis_rtt_us", redisRoundTripUs),
             StatsFigure("cluster_pending_ops", pending),
+            StatsFigure("cluster_outstanding_ops", commands.inFlight),
+            StatsFigure("cluster_outstanding_bytes", commands.outstandingBytes),
+            StatsFigure("cluster_paused_connections", server.clusterBackpressure?.pausedConnections ?? 0),
         ]
     }
 
@@ -173,6 +185,7 @@ final class ClusterEngine {
         commands.close()
         messages.close()
         control.close()
+        pubSubBacklog.close()
         sentinel?.close()
         uv_timer_stop(timer)
         uv_close(UnsafeMutableRawPointer(timer).assumingMemoryBound(to: uv_handle_t.self)) { $0?.deallocate() }

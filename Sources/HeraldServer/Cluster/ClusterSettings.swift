@@ -3,6 +3,7 @@
 ///
 ///     cluster: { redis: "redis://127.0.0.1:6379", node: "a", key_prefix: "herald:", node_timeout_ms: 5000 }
 ///     cluster: { sentinel: { master: "herald", addresses: ["127.0.0.1:26379"] }, node: "a", wait_replicas: 1 }
+///     cluster: { redis: "redis://10.0.0.10:6379", node: "b", max_outstanding_ops: 4096, max_outstanding_bytes: 8388608 }
 ///
 /// Absent, heraldd runs alone and none of the cluster code runs.
 public struct ClusterSettings: Equatable, Sendable {
@@ -26,11 +27,27 @@ public struct ClusterSettings: Equatable, Sendable {
     /// How long a node may go without refreshing its liveness key before the others declare
     /// it down (`$sys.node.down`, its interest and queue-group slots removed).
     public var nodeTimeoutMs: Int = ClusterSettings.defaultNodeTimeoutMs
+    /// How many commands this node may have sent on its command link without an answer from
+    /// Redis before it stops reading the connections that queue cluster work (backpressure,
+    /// docs/cluster.md); they are read again once the count fell to half.
+    public var maxOutstandingOps = ClusterSettings.defaultMaxOutstandingOps
+    /// The same bound in bytes of those commands (and of events queued for them); with
+    /// `maxOutstandingOps`, it bounds how long anything waits behind a flood on the link.
+    public var maxOutstandingBytes = ClusterSettings.defaultMaxOutstandingBytes
 
     /// The default `node_timeout_ms`.
     public static let defaultNodeTimeoutMs = 5_000
     /// The accepted range of `node_timeout_ms`.
     public static let nodeTimeoutRange = 1_000...600_000
+
+    /// The default `max_outstanding_ops`.
+    public static let defaultMaxOutstandingOps = 4_096
+    /// The accepted range of `max_outstanding_ops`.
+    public static let maxOutstandingOpsRange = 16...1_048_576
+    /// The default `max_outstanding_bytes` (8 MiB).
+    public static let defaultMaxOutstandingBytes = 8 * 1_048_576
+    /// The accepted range of `max_outstanding_bytes` (64 KiB to 1 GiB).
+    public static let maxOutstandingBytesRange = 65_536...1_073_741_824
 
     /// The default `wait_timeout_ms`.
     public static let defaultWaitTimeoutMs = 1_000

@@ -38,6 +38,13 @@ final class RedisLink {
     private(set) var isConnected = false
     /// Commands sent and not answered yet (the monitor's pending cluster ops).
     private(set) var inFlight = 0
+    /// The bytes of those commands as sent (RESP): with `inFlight`, what the engine bounds
+    /// for backpressure (`ClusterEngine+Backpressure`).
+    private(set) var outstandingBytes = 0
+    /// Whether a `whenDrained` action waits.
+    var isWatchingDrain: Bool { drainWatch != nil }
+    /// Bytes of every command sent since the link was made (how fast this node feeds Redis).
+    private(set) var sentBytes = 0
 
     private let loop: UnsafeMutablePointer<uv_loop_t>
     private var context: UnsafeMutablePointer<redisAsyncContext>?
@@ -50,6 +57,8 @@ final class RedisLink {
     private var isClosed = false
     /// Handlers hiredis calls more than once (subscriptions), alive as long as the link.
     private var persistent: [RedisReplyHandler] = []
+    /// What runs once the outstanding commands are at or below a mark (`whenDrained`).
+    private var drainWatch: (ops: Int, bytes: Int, action: () -> Void)?
 
     /// The first reconnect's delay.
     static let firstBackoffMs = 100
@@ -77,8 +86,9 @@ final class RedisLink {
     @discardableResult
     func send(_ arguments: [[UInt8]], _ handler: @escaping (RedisReply) -> Void) -> Bool {
         guard let context, isConnected else { return false }
+        let bytes = RedisLink.encodedSize(arguments)
         let box = Unmanaged.passRetained(RedisReplyHandler { [weak self] reply in
-            self?.inFlight -= 1
+            self?.answered(bytes: bytes)
             if let self, self.resolve != nil, case .error(let text) = reply, text.hasPrefix("READONLY") {
                 self.drop()
             }
@@ -92,6 +102,8 @@ final class RedisLink {
             return false
         }
         inFlight += 1
+        outstandingBytes += bytes
+        sentBytes &+= bytes
         return true
     }
 
@@ -101,6 +113,27 @@ final class RedisLink {
     func flush() {
         guard let context else { return }
         herald_redis_flush(context)
+    }
+
+    /// Runs `action` once, as soon as at most `ops` commands of at most `bytes` bytes are
+    /// outstanding (at once, when that holds now). A lost connection answers every pending
+    /// command, so the action runs then at the latest. A later call replaces an earlier one.
+    func whenDrained(ops: Int, bytes: Int, _ action: @escaping () -> Void) {
+        drainWatch = (ops, bytes, action)
+        checkDrained()
+    }
+
+    /// A command was answered (or failed with the connection): it is no longer outstanding.
+    private func answered(bytes: Int) {
+        inFlight -= 1
+        outstandingBytes -= bytes
+        checkDrained()
+    }
+
+    private func checkDrained() {
+        guard let watch = drainWatch, inFlight <= watch.ops, outstandingBytes <= watch.bytes else { return }
+        drainWatch = nil
+        watch.action()
     }
 
     /// Subscribes to pub/sub channels on this connection (which then takes no other
@@ -127,8 +160,7 @@ final class RedisLink {
     /// and then copying the whole command again to add the NUL was a fifth of a publishing
     /// node's instructions (callgrind, docs/benchmarks.md "Cluster mode").
     static func withTerminated(_ arguments: [[UInt8]], _ body: (UnsafePointer<CChar>?, Int) -> Int32) -> Int32 {
-        var total = 1 + digits(arguments.count) + 2 + 1
-        for argument in arguments { total += 1 + digits(argument.count) + 2 + argument.count + 2 }
+        let total = encodedSize(arguments) + 1
         let command = [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
             guard let base = buffer.baseAddress else { return }
             var at = 0
@@ -165,6 +197,13 @@ final class RedisLink {
         return command.withUnsafeBytes { bytes in
             body(bytes.baseAddress?.assumingMemoryBound(to: CChar.self), command.count - 1)
         }
+    }
+
+    /// The length of the command as RESP (`*N` then `$LEN` and the bytes of each argument).
+    static func encodedSize(_ arguments: [[UInt8]]) -> Int {
+        var total = 1 + digits(arguments.count) + 2
+        for argument in arguments { total += 1 + digits(argument.count) + 2 + argument.count + 2 }
+        return total
     }
 
     /// Decimal digits of a count (at least 1).

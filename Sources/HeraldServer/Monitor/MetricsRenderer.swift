@@ -76,9 +76,16 @@ enum MetricsRenderer {
         Metric(figure: "cluster_nodes", name: "herald_cluster_nodes", kind: .gauge,
                help: "Cluster mode: live nodes this node counts, itself included."),
         Metric(figure: "cluster_redis_rtt_us", name: "herald_cluster_redis_rtt_seconds", kind: .gauge,
-               help: "Cluster mode: the last liveness refresh's round trip to Redis.", divisor: 1_000_000),
+               help: "Cluster mode: the last liveness refresh's round trip to Redis, on the control link.",
+               divisor: 1_000_000),
         Metric(figure: "cluster_pending_ops", name: "herald_cluster_pending_ops", kind: .gauge,
                help: "Cluster mode: commands awaiting Redis, ops queued until ready, held answers."),
+        Metric(figure: "cluster_outstanding_ops", name: "herald_cluster_outstanding_ops", kind: .gauge,
+               help: "Cluster mode: commands sent on the command link and not answered yet (bounded by max_outstanding_ops)."),
+        Metric(figure: "cluster_outstanding_bytes", name: "herald_cluster_outstanding_bytes", kind: .gauge,
+               help: "Cluster mode: bytes of those commands (bounded by max_outstanding_bytes)."),
+        Metric(figure: "cluster_paused_connections", name: "herald_cluster_paused_connections", kind: .gauge,
+               help: "Cluster mode: client connections not read now because cluster work is over its bound."),
     ]
 
     /// The exposition text.
