@@ -25,13 +25,15 @@ extension Broker {
                                     Array((catchUp.current ? "1" : "0").utf8), since,
                                     Array(String(Swift.min(Swift.max(config.history, 1), Self.clusterReplayMaxEvents)).utf8),
                                     Array(String(config.maxPending / 2).utf8)]
-        let waiting = ClusterState.Waiting(session: subscription.session, op: .sub,
+        var waiting = ClusterState.Waiting(session: subscription.session, op: .sub,
                                            opRaw: current.opRaw.map { Array($0) },
                                            rid: current.ridRaw.map { Array($0) },
                                            subscription: subscription, catchUp: catchUp)
+        waiting.exclusive = true
         _ = cluster.call(.catchUp, channel: nil, arguments: arguments, waiting: waiting,
                          afterTicket: cluster.latestTicket)
-        subscription.session.awaitsCluster = true
+        subscription.session.clusterCalls += 1
+        subscription.session.exclusiveClusterCalls += 1
     }
 
     /// Keeps a live event for every subscription whose catch-up is still being read.

@@ -36,9 +36,11 @@ extension Broker {
                                                rid: current.ridRaw.map { Array($0) }, subscription: nil, catchUp: nil,
                                                channel: pattern)
             waiting.released = released
+            waiting.exclusive = true
             _ = cluster.call(.locksQuery, channel: nil, arguments: [[UInt8(ascii: "o")], pattern, Array((session.user?.name ?? "").utf8)],
                              waiting: waiting)
-            session.awaitsCluster = true
+            session.clusterCalls += 1
+            session.exclusiveClusterCalls += 1
             return
         }
         answerLock(session, op, pattern: pattern, covered: covered.map(\.globalID), truncated: truncated, released: released)

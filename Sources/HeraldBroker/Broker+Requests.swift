@@ -50,7 +50,7 @@ extension Broker {
         }
     }
 
-    private func requestedOp() throws(HeraldError) -> Op {
+    func requestedOp() throws(HeraldError) -> Op {
         guard let value = scanner[.op] else { throw HeraldError(.missingField, "missing field 'op'") }
         guard value.kind == .string else {
             throw HeraldError(.badField, "field 'op' must be a string, got " + value.kind.name)
@@ -133,7 +133,7 @@ extension Broker {
 
     /// Queues an error frame and applies the `max_errors` rule.
     func fail(_ session: Session, _ error: HeraldError, now: Int) {
-        write(session) { out in
+        answerInTurn(session) { out in
             out.appendRaw(#"{"error":"#)
             out.appendJSONString(error.code.rawValue)
             out.appendRaw(#","message":"#)

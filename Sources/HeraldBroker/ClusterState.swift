@@ -96,6 +96,9 @@ public final class ClusterState {
         public enum Script: String, Sendable, CaseIterable {
             /// `ClusterStateScripts.state`: one retained-state op.
             case state
+            /// No script: a `PING` on the command link, so that an answer the broker made
+            /// at once for a request behind pipelined state ops goes out in its turn.
+            case answer
             /// `ClusterStateScripts.catchUp`: `current` values and the history after `since`.
             case catchUp
             /// `ClusterInstanceScripts.declare`: claims instance channels for an owner.
@@ -147,6 +150,11 @@ public final class ClusterState {
         var parent: [UInt8]? = nil
         /// How many locks an `unlock` released (its answer waits for the other nodes' lists).
         var released = 0
+        /// Whether nothing may go on behind this call (`Session.exclusiveClusterCalls`).
+        var exclusive = false
+        /// For an `answer` call: the answer, made when the request was handled, written
+        /// when the call comes back, in its turn among the session's other answers.
+        var answer: [UInt8]? = nil
     }
 
     /// A publisher waiting for its event's `seq`.
@@ -156,6 +164,11 @@ public final class ClusterState {
         /// For a `reply` to another node's request: that node, whose answer it waits for.
         var awaitedNode: Int? = nil
     }
+
+    /// Whether state ops may be pipelined behind each other (`Broker.mayPipeline`): only
+    /// when every state answer comes back in the order sent, i.e. not with
+    /// `cluster.wait_replicas` (a write's answer waits for its `WAIT`, a read's does not).
+    public var pipelinesStateOps = true
 
     /// This node's index in the cluster (client ids are `index << 32 | n`).
     public let nodeIndex: Int

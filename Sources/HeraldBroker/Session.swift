@@ -121,10 +121,19 @@ public final class Session {
     /// connection's further lines until `Broker.completeVerification` answered it.
     public var awaitsVerification: Bool { pendingVerification != nil }
 
-    /// Whether a request waits for the cluster's Redis (a state op, or a `sub`'s catch-up):
-    /// the server holds the connection's further lines until the answer is queued, so
-    /// answers keep the order of requests.
-    public internal(set) var awaitsCluster = false
+    /// Requests waiting for the cluster's Redis (state ops, a `sub`'s catch-up, a lock
+    /// listing): the server holds the connection's further lines until their answers are
+    /// queued, so answers keep the order of requests, except state ops behind state ops
+    /// (`Broker.mayPipeline`), whose answers come back in order through the one command link.
+    public internal(set) var clusterCalls = 0
+
+    /// Of `clusterCalls`, those behind which nothing may go on (a catch-up, a lock listing,
+    /// a `declare` or `link`: answered off the command link's order, or changing what later
+    /// lines see).
+    var exclusiveClusterCalls = 0
+
+    /// Whether a request waits for the cluster's Redis.
+    public var awaitsCluster: Bool { clusterCalls > 0 }
 
     /// Receipts (`pub`, `req`, `reply` with `rid` in cluster mode) still to come from Redis:
     /// a half-closed connection stays open for them.

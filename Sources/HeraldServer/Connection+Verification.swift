@@ -27,8 +27,11 @@ extension Connection {
     func nextStep(_ broker: Broker) -> AfterLines {
         if session.closeAfterFlush { return .stop }
         if let parked = broker.takeVerification(for: session) { return .verify(parked) }
-        if session.isParked { return .wait }
-        return heldStart >= held.count ? .read : .yield
+        let heldLeft = heldStart < held.count
+        // Behind pipelined state ops (`Broker.mayPipeline`) it reads on: what comes next is
+        // framed as it arrives, and held from the first line that may not go on.
+        if session.isParked && (heldLeft || !broker.mayPipelineMore(session)) { return .wait }
+        return heldLeft ? .yield : .read
     }
 
     /// Carries out `nextStep`'s answer, outside the lock.

@@ -212,7 +212,9 @@ final class Connection {
         // In cluster mode: did these lines queue work for Redis (`Connection+Backpressure`)?
         let queuedBefore = broker.cluster?.queuedWork
         let consumed = framer.feed(bytes, limit: { broker.lineLimit(for: session) },
-                                   pausing: { session.isParked || hasSpentBudget() }) { framed in
+                                   pausingBefore: { rest in
+                                       (session.isParked && !broker.mayPipeline(rest, for: session)) || hasSpentBudget()
+                                   }) { framed in
             switch framed {
             case .line(let line): broker.handleLine(line, from: session, now: now)
             case .tooLong(let length): broker.lineTooLong(from: session, length: length, now: now)

@@ -90,6 +90,7 @@ public final class Server {
         }
         if let join, let settings = config.cluster {
             broker.cluster = ClusterState(nodeIndex: join.nodeIndex, nodeName: settings.node)
+            broker.cluster?.pipelinesStateOps = settings.waitReplicas == 0
             nextConnectionID = (join.nodeIndex << 32) | 1
             var joined = settings
             joined.redisHost = join.primary.host

@@ -97,6 +97,16 @@ public struct LineFramer {
     /// - Returns: how many bytes of `bytes` were consumed (all of them unless it paused).
     public mutating func feed(_ bytes: UnsafeRawBufferPointer, limit: () -> Int, pausing: () -> Bool,
                               _ body: (FramedLine) -> Void) -> Int {
+        feed(bytes, limit: limit, pausingBefore: { _ in pausing() }, body)
+    }
+
+    /// Splits `bytes` like `feed(_:limit:pausing:_:)`, `pausing` seeing what follows the line
+    /// just handled (the unread rest of `bytes`), so that it can let a line of some kind go on
+    /// where it stops the others (the daemon pipelines cluster state ops behind each other).
+    /// - Returns: how many bytes of `bytes` were consumed (all of them unless it paused).
+    public mutating func feed(_ bytes: UnsafeRawBufferPointer, limit: () -> Int,
+                              pausingBefore pausing: (UnsafeRawBufferPointer) -> Bool,
+                              _ body: (FramedLine) -> Void) -> Int {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return 0 }
         let end = bytes.count
         var pos = 0
@@ -113,7 +123,7 @@ public struct LineFramer {
                 finishLine(UnsafeRawBufferPointer(start: base + pos, count: lineEnd - pos), body)
             }
             pos = lineEnd + 1
-            if pos < end && pausing() { return pos }
+            if pos < end && pausing(UnsafeRawBufferPointer(start: base + pos, count: end - pos)) { return pos }
         }
         return end
     }

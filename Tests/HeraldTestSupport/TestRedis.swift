@@ -86,8 +86,11 @@ public final class TestRedis: @unchecked Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if ping(port: port) { return process }
+        // Answering is not enough: another test's Redis may hold the port (it picked it while
+        // ours was down for a restart, say). Only ours answers with its own pid; one that
+        // could not bind exits.
+        while Date() < deadline && process.isRunning {
+            if answers(port: port, pid: process.processIdentifier) { return process }
             usleep(10_000)
         }
         killAndReap(process)
@@ -114,21 +117,61 @@ public final class TestRedis: @unchecked Sendable {
         return count >= 5 && Array(answer[0..<5]) == Array("+PONG".utf8)
     }
 
-    /// A port the kernel just handed out and nobody holds now.
-    public static func freePort() throws -> Int {
+    /// Whether the Redis on `port` is the process `pid` (`INFO server` names its `process_id`).
+    static func answers(port: Int, pid: Int32) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestRedisError.noPort }
+        guard fd >= 0 else { return false }
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound else { throw TestRedisError.noPort }
-        return Int(UInt16(bigEndian: address.sin_port))
+        guard connected == 0 else { return false }
+        let request = Array("INFO server\r\n".utf8)
+        guard write(fd, request, request.count) == request.count else { return false }
+        var reply: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        let wanted = Array("process_id:\(pid)\r".utf8)
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        while reply.count < 1 << 16 {
+            let count = read(fd, &chunk, chunk.count)
+            guard count > 0 else { return false }
+            reply += chunk[0..<count]
+            if reply.starts(with: Array("-".utf8)) { return false }
+            if let text = String(bytes: reply, encoding: .utf8), text.contains(String(decoding: wanted, as: UTF8.self)) { return true }
+            if let text = String(bytes: reply, encoding: .utf8), text.contains("\r\n\r\n"), text.contains("process_id:") { return false }
+        }
+        return false
+    }
+
+    /// A free port for a test Redis or sentinel, picked at random below the kernel's
+    /// ephemeral range (where the daemons under test and every client socket get theirs):
+    /// a port handed out by the kernel and closed again is the next one another test's
+    /// `bind(0)` gets, and a Redis restarted on its port would then find it taken.
+    public static func freePort() throws -> Int {
+        for _ in 0..<200 {
+            let candidate = Int.random(in: 20_000..<32_000)
+            if isBindable(candidate) { return candidate }
+        }
+        throw TestRedisError.noPort
+    }
+
+    /// Whether nothing holds `port` on 127.0.0.1 now.
+    private static func isBindable(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
     }
 }
 

@@ -37,6 +37,13 @@ extension ClusterEngine {
             return
         }
         if call.script == .locksQuery { return gatherLocks(call) }
+        if call.script == .answer {
+            // An answer made at once, in its turn behind pipelined state ops: the reply to a
+            // PING on the same link comes after theirs.
+            let sent = commands.send([Array("PING".utf8)]) { [unowned self] reply in deliver(call, reply) }
+            if !sent { deliver(call, .disconnected) }
+            return
+        }
         var arguments: [[UInt8]] = [Array("EVALSHA".utf8), scripts[call.script.rawValue] ?? [], Array("0".utf8)]
         if call.script == .state {
             // The prefix is in the script; a state change picks one member of each matching
