@@ -178,7 +178,10 @@ def section(results, command, now, head):
              "| op | Redis instructions per op | goal (issue 29) |", "|---|---|---|"]
     for phase in PHASES:
         goal = goals.get(phase)
-        lines.append(f"| {phase} | {results[phase]:,.0f} | {'≤ ' + format(goal, ',') if goal else '—'} |")
+        verdict = "—"
+        if goal:
+            verdict = f"≤ {goal:,}: " + ("met" if results[phase] <= goal else "**missed**")
+        lines.append(f"| {phase} | {results[phase]:,.0f} | {verdict} |")
     lines.append("<!-- redis-instructions:end -->")
     return "\n".join(lines)
 
