@@ -35,6 +35,9 @@ struct RedisLinkTests {
 
     @Test func commandsAreAnsweredInOrderAndPubSubMessagesArrive() throws {
         let redis = try TestRedis()
+        // The link's callbacks hold `redis`, and may outlive the test: stop it here, or its
+        // redis-server outlives the run.
+        defer { redis.stop() }
         var answers: [RedisReply] = []
         var messages: [[UInt8]] = []
         withLoop { loop, finish in
@@ -69,6 +72,9 @@ struct RedisLinkTests {
 
     @Test func aLostConnectionAnswersPendingCommandsAndReconnectsWhenRedisIsBack() throws {
         let redis = try TestRedis()
+        // The link's callbacks hold `redis`, and may outlive the test: stop it here, or its
+        // redis-server outlives the run.
+        defer { redis.stop() }
         var connects = 0
         var reasons: [String] = []
         var afterRestart: RedisReply?
@@ -104,6 +110,9 @@ struct RedisLinkTests {
     /// connection goes (every pending command is then answered).
     @Test func outstandingCommandsCountInOpsAndBytesUntilAnswered() throws {
         let redis = try TestRedis()
+        // The link's callbacks hold `redis`, and may outlive the test: stop it here, or its
+        // redis-server outlives the run.
+        defer { redis.stop() }
         let set = [Array("SET".utf8), Array("k".utf8), Array(repeating: UInt8(ascii: "x"), count: 1_000)]
         let block = [Array("BLPOP".utf8), Array("nothing".utf8), Array("0".utf8)]
         var sent: (ops: Int, bytes: Int)?
