@@ -34,6 +34,24 @@ import time
 
 PHASES = ("publish, new channel", "publish, hot channel, history full", "set", "append")
 
+# The floor: what Redis runs for single commands and for the least script that can give an
+# event its `seq`, keep it and send it (issue 29's goals measured against it). Sent straight to
+# Redis (no node), one at a time, with a subscriber on the channel published to.
+FLOOR_SCRIPTS = {
+    "EVALSHA of `return 1`, 2 keys + 4 ARGV": "return 1",
+    "least publish, history 0: HINCRBY, format, PUBLISH":
+        "local last = redis.call('HINCRBY', KEYS[1], 'seq', ARGV[2]) "
+        "local msg = string.format('%d %s\\n%s', last, ARGV[2], ARGV[4]) "
+        "redis.call('PUBLISH', 'floor.n', msg) return last",
+    "least publish kept: HINCRBY, format, XADD, PUBLISH":
+        "local last = redis.call('HINCRBY', KEYS[1], 'seq', ARGV[2]) "
+        "local msg = string.format('%d %s\\n%s', last, ARGV[2], ARGV[4]) "
+        "redis.call('XADD', KEYS[2], string.format('%d-0', last), 'r', msg) "
+        "redis.call('PUBLISH', 'floor.n', msg) return last",
+}
+FLOOR_BLOB = b'{"ch":"bench.hot","data":{"n":12345},"from":"c1"}'
+FLOOR = ("PUBLISH (one subscriber)", "HSET", "HINCRBY") + tuple(FLOOR_SCRIPTS)
+
 
 def free_port():
     with socket.socket() as s:
@@ -72,6 +90,56 @@ class Line:
                 if "error" in answer:
                     raise SystemExit(f"redis instructions: {frame['op']} failed: {answer}")
                 return answer
+
+
+class Resp:
+    """A bare RESP connection to Redis."""
+
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.file = self.sock.makefile("rb")
+
+    def read(self):
+        line = self.file.readline()
+        kind, body = line[:1], line[1:-2]
+        if kind == b"-":
+            raise SystemExit(f"redis instructions: Redis answered {body!r}")
+        if kind in (b"+", b":"):
+            return body
+        if kind == b"$":
+            size = int(body)
+            return None if size < 0 else self.file.read(size + 2)[:-2]
+        if kind == b"*":
+            return [self.read() for _ in range(int(body))]
+        raise SystemExit(f"redis instructions: Redis closed or sent {line!r}")
+
+    def call(self, *args):
+        out = b"*%d\r\n" % len(args)
+        for arg in args:
+            arg = arg if isinstance(arg, bytes) else str(arg).encode()
+            out += b"$%d\r\n%s\r\n" % (len(arg), arg)
+        self.sock.sendall(out)
+        return self.read()
+
+
+def floor_ops(redis_port):
+    """{floor phase: op(i)}: single commands and the least scripts, straight to Redis."""
+    direct = Resp(redis_port)
+    listener = Resp(redis_port)
+    listener.call("SUBSCRIBE", "floor.n")
+    threading.Thread(target=drain, args=(listener.sock,), daemon=True).start()
+    ops = {
+        FLOOR[0]: lambda i: direct.call("PUBLISH", "floor.n", FLOOR_BLOB),
+        FLOOR[1]: lambda i: direct.call("HSET", "floor.m", "v", FLOOR_BLOB),
+        FLOOR[2]: lambda i: direct.call("HINCRBY", "floor.c", "seq", "1"),
+    }
+    for name, body in FLOOR_SCRIPTS.items():
+        sha = direct.call("SCRIPT", "LOAD", body)
+        ops[name] = (lambda sha: lambda i: direct.call("EVALSHA", sha, 2, "floor.m", "floor.h", "bench.hot", "1",
+                                                       "a", FLOOR_BLOB))(sha)
+    for i in range(300):
+        ops[FLOOR[-1]](i)
+    return ops
 
 
 def drain(sock):
@@ -149,6 +217,9 @@ def measure(daemon, count=2000):
                 results[phase] = max(0.0, total - idle_rate * seconds) / count
                 if os.environ.get("HERALD_CG_KEEP"):
                     shutil.copy(f"{out}.{dump}", os.path.join(os.environ["HERALD_CG_KEEP"], phase.replace(" ", "_").replace(",", "")))
+            for phase, op in floor_ops(redis_port).items():
+                total, seconds = phase_total(lambda: [op(i) for i in range(count)])
+                results[phase] = max(0.0, total - idle_rate * seconds) / count
             results["idle per second"] = idle_rate
             return results
         finally:
@@ -182,6 +253,12 @@ def section(results, command, now, head):
         if goal:
             verdict = f"≤ {goal:,}: " + ("met" if results[phase] <= goal else "**missed**")
         lines.append(f"| {phase} | {results[phase]:,.0f} | {verdict} |")
+    lines += ["", "The floor, same run, sent straight to Redis (no node; the scripts get 2 keys and 4 "
+              "`ARGV`, as the node's `publishOne` does; `PUBLISH` to one subscriber): what any script "
+              "that gives an event its `seq`, keeps it and sends it costs at least.", "",
+              "| command or least script | Redis instructions per op |", "|---|---|"]
+    for phase in FLOOR:
+        lines.append(f"| {phase} | {results[phase]:,.0f} |")
     lines.append("<!-- redis-instructions:end -->")
     return "\n".join(lines)
 
