@@ -5,7 +5,7 @@
 public enum RequestField: Int, CaseIterable, Sendable {
     case op, ch, rid, sub, data, name, echo, once, max, group, args, all, token
     case timeoutMs, to, id, action, tag, parent, value, ifRev, index, remove, insert
-    case current, since, handle, subs, limit, after, of, compact
+    case current, since, handle, subs, limit, after, of, compact, user
 
     /// The key as spelled on the wire.
     public var key: String {

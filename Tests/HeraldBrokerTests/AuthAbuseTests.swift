@@ -276,6 +276,95 @@ extension BrokerHarness {
     }
 }
 
+/// Guessing by concurrency and lock-out by a guesser (issue 32, item 4): tokens being
+/// verified hold an attempt each, so `hello`s sent at once get no more checks than the limit;
+/// `hello` with `user` counts against the address and that user, so a guesser at one user (or
+/// without `user`) does not lock the others out of a shared address.
+@Suite struct ConcurrentGuessTests {
+    private func harness(limit: Int = 10) -> BrokerHarness {
+        var config = authConfig([slowUser("alice", token: "alice-token"), slowUser("bob", token: "bob-token")])
+        config.auth.failLimit = limit
+        config.auth.failWindowMs = 60_000
+        config.auth.blockMs = 60_000
+        config.auth.maxUnauthenticated = 10_000
+        return BrokerHarness(config)
+    }
+
+    @Test func helloesSentAtOnceGetNoMoreChecksThanTheLimit() {
+        let harness = harness()
+        let guesses = (0..<2_000).map { _ in harness.connect(from: "10.0.0.9") }
+        for (n, s) in guesses.enumerated() { harness.send(s, #"{"op":"hello","token":"guess-\#(n)"}"#) }
+        let checked = guesses.filter { harness.broker.takeVerification(for: $0) != nil }
+        #expect(checked.count == 10, "one KDF per attempt the address has, however many arrive at once")
+        let refused = guesses.filter { s in harness.frames(s).first?["error"] as? String == "too_many_attempts" }
+        #expect(refused.count == 1_990 && refused.allSatisfy(\.closeAfterFlush))
+        #expect(harness.figure("auth_blocked") == 1_990)
+    }
+
+    @Test func aCheckUnderWayGivesItsAttemptBackWhenItsTokenIsRight() {
+        let harness = harness(limit: 2)
+        let right = harness.connect(from: "10.0.0.9")
+        let wrong = harness.connect(from: "10.0.0.9")
+        harness.send(right, #"{"op":"hello","token":"alice-token"}"#)
+        harness.send(wrong, #"{"op":"hello","token":"guess"}"#)
+        let third = harness.connect(from: "10.0.0.9")
+        harness.send(third, #"{"op":"hello","token":"guess-2"}"#)
+        #expect(harness.frames(third).first?["error"] as? String == "too_many_attempts", "two checks under way: none left")
+        #expect(harness.verify(right) && harness.verify(wrong))
+        #expect(right.isAuthenticated && wrong.closeAfterFlush)
+        let fourth = harness.connect(from: "10.0.0.9")
+        harness.send(fourth, #"{"op":"hello","token":"bob-token"}"#)
+        #expect(harness.verify(fourth) && fourth.isAuthenticated, "one failure counted, one attempt left")
+    }
+
+    @Test func aGuesserAtOneUserDoesNotLockOutAnotherUserAtTheSameAddress() {
+        let harness = harness(limit: 3)
+        for n in 0..<3 {
+            let s = harness.connect(from: "unix")
+            harness.send(s, #"{"op":"hello","user":"alice","token":"guess-\#(n)"}"#)
+            #expect(harness.verify(s) && s.closeAfterFlush)
+        }
+        let alice = harness.connect(from: "unix")
+        harness.send(alice, #"{"op":"hello","user":"alice","token":"alice-token"}"#)
+        #expect(harness.frames(alice).first?["error"] as? String == "too_many_attempts", "alice at this address is blocked")
+        let bob = harness.connect(from: "unix")
+        harness.send(bob, #"{"op":"hello","user":"bob","token":"bob-token"}"#)
+        #expect(harness.verify(bob) && bob.isAuthenticated, "bob is not")
+        let anonymous = harness.connect(from: "unix")
+        harness.send(anonymous, #"{"op":"hello","token":"bob-token"}"#)
+        #expect(harness.verify(anonymous) && anonymous.isAuthenticated, "nor are hellos without a user")
+    }
+
+    @Test func aGuesserWithoutAUserDoesNotLockOutHelloesThatNameTheirUser() {
+        let harness = harness(limit: 2)
+        for n in 0..<2 {
+            let s = harness.connect(from: "unix")
+            harness.send(s, #"{"op":"hello","token":"guess-\#(n)"}"#)
+            #expect(harness.verify(s))
+        }
+        let blocked = harness.connect(from: "unix")
+        harness.send(blocked, #"{"op":"hello","token":"alice-token"}"#)
+        #expect(harness.frames(blocked).first?["error"] as? String == "too_many_attempts")
+        let alice = harness.connect(from: "unix")
+        harness.send(alice, #"{"op":"hello","user":"alice","token":"alice-token"}"#)
+        #expect(harness.verify(alice) && alice.isAuthenticated)
+    }
+
+    @Test func aNamedUserIsCheckedAgainstItsOwnCredentialOnly() {
+        let harness = harness()
+        let s = harness.connect(from: "10.0.0.9")
+        harness.send(s, #"{"op":"hello","user":"alice","token":"bob-token"}"#)
+        let pending = harness.broker.takeVerification(for: s)
+        #expect(pending?.credentials.count == 1, "one KDF, not one per user")
+        harness.broker.completeVerification(of: s, accepted: pending?.verify(derive: fakeDerive) ?? [], now: 0)
+        #expect(harness.frames(s).first?["error"] as? String == "forbidden", "bob's token does not make alice")
+        let unknown = harness.connect(from: "10.0.0.9")
+        harness.send(unknown, #"{"op":"hello","user":"mallory","token":"bob-token"}"#)
+        #expect(harness.broker.takeVerification(for: unknown) == nil)
+        #expect(harness.frames(unknown).first?["error"] as? String == "forbidden", "an unknown user is a wrong token")
+    }
+}
+
 /// `max_unauthenticated` (issue 12): strangers get their own, smaller share of the
 /// connections; past it the oldest stranger goes, so silent sockets cannot lock out clients.
 @Suite struct UnauthenticatedCapTests {

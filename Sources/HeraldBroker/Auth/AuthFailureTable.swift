@@ -1,12 +1,16 @@
-/// Wrong tokens per peer address, and the addresses blocked for sending too many.
+/// Wrong tokens per key, and the keys blocked for sending too many. A key is a peer
+/// address, or an address and a user name (`hello` with `user`: a guesser at one user's
+/// token blocks that user at that address, not everyone behind the address).
 ///
-/// A fixed window per address: it opens at the first failure and counts failures for
-/// `windowMs`; reaching `limit` within it blocks the address for `blockMs`, after which it
+/// A fixed window per key: it opens at the first failure and counts failures for
+/// `windowMs`; reaching `limit` within it blocks the key for `blockMs`, after which it
 /// starts afresh. A success does not reset the count: one valid token must not launder
-/// guesses at the others. The table is bounded: a peer with many addresses (all of
-/// 127.0.0.0/8 is loopback) can only push old entries out, and each `hello` costs one
-/// dictionary lookup. Entries live in a ring of `capacity` slots in order of their first
-/// failure; once full, a new address overwrites the oldest.
+/// guesses at the others. Checks under way count too (`reserve`): a token sent to be
+/// verified off the loop holds one of the key's `limit` until its verdict, so `hello`s sent
+/// all at once cannot have more tokens checked than the limit allows. The table is
+/// bounded: a peer with many addresses (all of 127.0.0.0/8 is loopback) can only push old
+/// entries out, and each `hello` costs one dictionary lookup. Entries live in a ring of
+/// `capacity` slots in order of their first use; once full, a new key overwrites the oldest.
 struct AuthFailureTable {
     /// What is known about one address.
     private struct Entry {
@@ -16,6 +20,8 @@ struct AuthFailureTable {
         var failures: Int
         /// Until when `hello`s are refused (ms); 0 when not blocked.
         var blockedUntil: Int
+        /// Checks under way (tokens being verified off the loop).
+        var pending = 0
     }
 
     /// What one recorded failure led to.
@@ -46,6 +52,30 @@ struct AuthFailureTable {
         return now < entry.blockedUntil
     }
 
+    /// Whether one more token from `key` may be checked off the loop now: the key is not
+    /// blocked and its failures in the window plus its checks under way stay below `limit`.
+    func mayCheck(_ key: [UInt8], now: Int, limit: Int, windowMs: Int) -> Bool {
+        guard let entry = entries[key] else { return true }
+        if now < entry.blockedUntil { return false }
+        let expired = entry.blockedUntil != 0 || now - entry.windowStart >= windowMs
+        return (expired ? 0 : entry.failures) + entry.pending < limit
+    }
+
+    /// A check of a token from `key` starts: it holds one of the key's attempts until
+    /// `release`.
+    mutating func reserve(_ key: [UInt8], now: Int) {
+        var entry = entries[key] ?? insert(key, now: now)
+        entry.pending += 1
+        entries[key] = entry
+    }
+
+    /// A check reserved for `key` ended (its verdict follows: a failure is counted then).
+    mutating func release(_ key: [UInt8]) {
+        guard var entry = entries[key], entry.pending > 0 else { return }
+        entry.pending -= 1
+        entries[key] = entry
+    }
+
     /// Counts a wrong token from `address`.
     /// - Parameters:
     ///   - address: the peer address (`Session.peer`).
@@ -57,7 +87,7 @@ struct AuthFailureTable {
     mutating func recordFailure(from address: [UInt8], now: Int, limit: Int, windowMs: Int, blockMs: Int) -> Outcome {
         var entry = entries[address] ?? insert(address, now: now)
         let expired = entry.blockedUntil != 0 ? now >= entry.blockedUntil : now - entry.windowStart >= windowMs
-        if expired { entry = Entry(windowStart: now, failures: 0, blockedUntil: 0) }
+        if expired { entry = Entry(windowStart: now, failures: 0, blockedUntil: 0, pending: entry.pending) }
         entry.failures += 1
         var blocked: Int?
         if entry.failures >= limit && entry.blockedUntil == 0 {

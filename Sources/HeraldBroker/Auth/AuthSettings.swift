@@ -122,11 +122,12 @@ public struct AuthSettings: Sendable, Equatable {
     ///   - token: the bytes sent in `hello`.
     ///   - accepted: slow credentials already known to accept this token (derived off the
     ///     loop, or remembered by the verified-token cache).
+    ///   - named: when the `hello` named a user (`user`), that user alone is tried.
     /// - Returns: the first matching user in config order, or nil.
-    public func user(for token: [UInt8], accepted: Set<TokenCredential> = []) -> AuthUser? {
+    public func user(for token: [UInt8], accepted: Set<TokenCredential> = [], among named: AuthUser? = nil) -> AuthUser? {
         guard token.count <= TokenCredential.maxTokenBytes else { return nil }
         var found: AuthUser?
-        for user in users {
+        for user in named.map({ [$0] }) ?? users {
             let credential = user.credential
             let matches = credential.isSlow ? accepted.contains(credential) : credential.accepts(token)
             if matches && found == nil { found = user }

@@ -66,9 +66,13 @@ extension Broker {
         try checkPermission(op, of: user)
     }
 
-    /// `hello`'s token, settled without a KDF when possible: a blocked address is refused,
-    /// fast credentials are hashed, the verified-token cache is asked; otherwise, with slow
-    /// credentials configured, the `hello` is parked for the server to verify off the loop.
+    /// `hello`'s token, settled without a KDF when possible: a blocked key is refused, fast
+    /// credentials are hashed, the verified-token cache is asked; otherwise, with slow
+    /// credentials configured, the `hello` is parked for the server to verify off the loop,
+    /// if the key has an attempt left (failures and checks under way below `auth_fail_limit`).
+    /// With `user`, only that user's credential is tried and failures count against the
+    /// address and that name, so a guesser at one user's token does not lock out the others
+    /// behind the same address (a Unix socket is one address).
     func authenticate(_ session: Session, now: Int) throws(HeraldError) -> HelloVerdict {
         let token = try scanner.string(.token)
         guard config.auth.isEnabled else {
@@ -79,35 +83,64 @@ extension Broker {
             if session.isAuthenticated { return .proceed }
             throw HeraldError(.authRequired, "hello needs 'token': this daemon requires authentication")
         }
-        if auth.failures.isBlocked(session.peer, now: now) {
+        let userName = try scanner.string(.user).map { String(decoding: $0, as: UTF8.self) }
+        let named = userName.flatMap { name in config.auth.users.first { $0.name == name } }
+        let key = failureKey(of: session, user: named?.name)
+        if auth.failures.isBlocked(key, now: now) {
             refuseBlocked(session, now: now)
             return .answered
         }
-        let slow = token.count <= TokenCredential.maxTokenBytes && config.auth.hasSlowCredentials
+        let candidates = named.map { [$0] } ?? config.auth.users
+        let slow = token.count <= TokenCredential.maxTokenBytes && candidates.contains { $0.credential.isSlow }
         let fingerprint = slow ? auth.verifiedTokens.fingerprint(of: token) : []
         var known: Set<TokenCredential> = []
         if slow, let credential = auth.verifiedTokens.credential(for: fingerprint) { known.insert(credential) }
-        if let user = config.auth.user(for: token, accepted: known) {
+        // A `user` no one is configured as: a wrong token, counted against the address.
+        let nameKnown = userName == nil || named != nil
+        if nameKnown, let user = config.auth.user(for: token, accepted: known, among: named) {
             return admit(user, token: token, for: session, now: now) ? .proceed : .answered
         }
-        guard slow else {
-            reject(session, now: now)
+        guard slow, nameKnown else {
+            reject(session, key: key, now: now)
             return .answered
         }
-        park(session, token: token, fingerprint: fingerprint)
-        return .parked
+        return park(session, token: token, fingerprint: fingerprint, user: named, key: key, now: now)
+    }
+
+    /// What a wrong token from this connection counts against: its address, or its address
+    /// and the user it named (a NUL between them: neither holds one).
+    func failureKey(of session: Session, user: String?) -> [UInt8] {
+        guard let user else { return session.peer }
+        return session.peer + [0] + Array(user.utf8)
     }
 
     /// Parks a `hello` for verification off the loop. When the same token is being verified
-    /// already (a reconnect storm after a restart, or one guess from many sockets), the
-    /// session follows that verification instead of starting a KDF of its own.
-    private func park(_ session: Session, token: [UInt8], fingerprint: [UInt8]) {
-        session.pendingVerification = PendingVerification(
-            token: token, credentials: config.auth.slowCredentials, fingerprint: fingerprint,
-            rid: current.ridRaw.map { Array($0) }, greeting: scanGreeting())
+    /// already against the same credentials (a reconnect storm after a restart, or one guess
+    /// from many sockets), the session follows that verification instead of starting a KDF
+    /// of its own; otherwise the check takes one of the key's attempts, and with none left
+    /// the `hello` is `too_many_attempts` without a KDF.
+    private func park(_ session: Session, token: [UInt8], fingerprint: [UInt8], user: AuthUser?, key: [UInt8],
+                      now: Int) -> HelloVerdict {
+        let inFlight = user.map { fingerprint + [0] + Array($0.name.utf8) } ?? fingerprint
+        let follows = auth.verificationsInFlight[inFlight] != nil
+        if !follows {
+            guard auth.failures.mayCheck(key, now: now, limit: config.auth.failLimit, windowMs: config.auth.failWindowMs) else {
+                refuseBlocked(session, now: now)
+                return .answered
+            }
+            auth.failures.reserve(key, now: now)
+        }
+        var pending = PendingVerification(
+            token: token, credentials: user.map { [$0.credential] } ?? config.auth.slowCredentials,
+            fingerprint: inFlight, rid: current.ridRaw.map { Array($0) }, greeting: scanGreeting())
+        pending.userName = user?.name
+        pending.failureKey = key
+        pending.reserved = !follows
+        session.pendingVerification = pending
         session.verificationTaken = false
-        session.followsVerification = auth.verificationsInFlight[fingerprint] != nil
-        auth.verificationsInFlight[fingerprint, default: []].append(contentsOf: session.followsVerification ? [session] : [])
+        session.followsVerification = follows
+        auth.verificationsInFlight[inFlight, default: []].append(contentsOf: follows ? [session] : [])
+        return .parked
     }
 
     /// The rest of a `hello` once its token is settled: `name` and `echo`, parsed in the
@@ -155,20 +188,20 @@ extension Broker {
         return true
     }
 
-    /// A wrong token: counted against the peer's address (which may block it), answered
-    /// `forbidden` and closed.
-    func reject(_ session: Session, now: Int) {
-        countFailure(of: session, now: now)
+    /// A wrong token: counted against `key` (which may block it), answered `forbidden` and
+    /// closed.
+    func reject(_ session: Session, key: [UInt8], now: Int) {
+        countFailure(of: session, key: key, now: now)
         fail(session, HeraldError(.forbidden, "token not accepted; closing"), now: now)
         close(session, now: now)
     }
 
-    /// Counts a wrong token against the peer's address, which may block it; also for a
-    /// connection that left while its token was being verified.
-    func countFailure(of session: Session, now: Int) {
+    /// Counts a wrong token against `key` (the address, or the address and the named user),
+    /// which may block it; also for a connection that left while its token was being verified.
+    func countFailure(of session: Session, key: [UInt8], now: Int) {
         auth.failureCount += 1
         let outcome = auth.failures.recordFailure(
-            from: session.peer, now: now, limit: config.auth.failLimit,
+            from: key, now: now, limit: config.auth.failLimit,
             windowMs: config.auth.failWindowMs, blockMs: config.auth.blockMs)
         auth.log(AuthEvent(.rejected(failures: outcome.failures), client: clientName(session), peer: peerName(session)))
         if outcome.blockedUntil != nil {
@@ -181,7 +214,7 @@ extension Broker {
     private func refuseBlocked(_ session: Session, now: Int) {
         auth.blockedCount += 1
         auth.log(AuthEvent(.refusedWhileBlocked, client: clientName(session), peer: peerName(session)))
-        fail(session, HeraldError(.tooManyAttempts, "too many failed hellos from this address; try again later; closing"),
+        fail(session, HeraldError(.tooManyAttempts, "too many failed hellos from this address (and user); try again later; closing"),
              now: now)
         close(session, now: now)
     }

@@ -46,6 +46,7 @@ extension Broker {
         session.pendingVerification = nil
         session.verificationTaken = false
         session.followsVerification = false
+        if pending.reserved { auth.failures.release(pending.failureKey) }
         let isOpen = sessions[session.id] === session && !session.closeAfterFlush
         answeringParkedHello(pending) {
             guard config.auth.isEnabled else {
@@ -54,8 +55,11 @@ extension Broker {
                 finishGreeting(session, pending.greeting, now: now)
                 return
             }
-            guard let user = config.auth.user(for: pending.token, accepted: accepted) else {
-                if isOpen { reject(session, now: now) } else { countFailure(of: session, now: now) }
+            let named = pending.userName.flatMap { name in config.auth.users.first { $0.name == name } }
+            guard pending.userName == nil || named != nil,
+                  let user = config.auth.user(for: pending.token, accepted: accepted, among: named) else {
+                let key = pending.failureKey
+                if isOpen { reject(session, key: key, now: now) } else { countFailure(of: session, key: key, now: now) }
                 return
             }
             if user.credential.isSlow {

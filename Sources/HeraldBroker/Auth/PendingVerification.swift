@@ -21,6 +21,13 @@ public struct PendingVerification: Sendable {
     let fingerprint: [UInt8]
     /// The raw JSON of the `hello`'s `rid`, echoed in the answer.
     let rid: [UInt8]?
+    /// The user the `hello` named (`user`), whose credential alone is tried; nil: every user's.
+    var userName: String? = nil
+    /// What a wrong token counts against (`Broker.failureKey`).
+    var failureKey: [UInt8] = []
+    /// Whether this check holds one of the key's attempts (`AuthFailureTable.reserve`); a
+    /// `hello` following another's verification of the same token does not.
+    var reserved = false
     /// The rest of the `hello`, applied once the token is accepted.
     let greeting: Greeting
 
