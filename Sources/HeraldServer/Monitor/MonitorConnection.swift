@@ -32,6 +32,15 @@ final class MonitorConnection {
     /// Where the connection comes from, for its log lines (`peer=…`), once accepted.
     private(set) var peer = PeerAddress.unknown
 
+    /// Whether the connection may be closed to make room for a new one: it has not sent a
+    /// whole request yet (a slow or silent client), or it was answered and lingers.
+    var mayBeEvicted: Bool {
+        switch phase {
+        case .idle, .reading, .lingering: return true
+        case .writing, .closed: return false
+        }
+    }
+
     /// How long a client may keep the connection after its answer was sent.
     private static let lingerMs = 2_000
 

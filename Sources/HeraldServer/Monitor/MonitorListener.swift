@@ -9,7 +9,10 @@ import Glibc
 /// lock (as long as a `stats` op) plus a few `/proc` reads, and every socket operation is
 /// non-blocking, so a slow or hostile HTTP client costs a timer and a few hundred bytes,
 /// never loop time. Each connection has a deadline (`monitor_timeout_ms`) and at most
-/// `maxConnections` are open at once; past that a new one is closed at once.
+/// `maxConnections` are open at once; past that a new one takes the place of the oldest
+/// that has not sent a whole request (or was answered and lingers), so idle or half-sent
+/// requests cannot keep a probe of `/healthz` out; only when every one is being answered
+/// is the new one closed.
 ///
 /// Handle rules (docs/architecture.md): the handle's `data` holds a retained reference to
 /// this object from init until the close callback, which releases it and frees the memory.
@@ -114,13 +117,23 @@ final class MonitorListener {
             server.logger.warn("monitor accept failed", ["http": "h" + String(id)])
             return
         }
-        guard connections.count < Self.maxConnections else {
+        if connections.count >= Self.maxConnections && !evictOldest() {
             server.logger.warn("monitor connection refused: too many open", ["peer": connection.peer,
                                                                               "limit": Self.maxConnections])
             connection.close()
             return
         }
         connections[id] = connection
+    }
+
+    /// Closes the oldest connection that has not sent a whole request or lingers after its
+    /// answer. - Returns: false when every open connection is being answered.
+    private func evictOldest() -> Bool {
+        guard let oldest = connections.values.filter(\.mayBeEvicted).min(by: { $0.id < $1.id }) else { return false }
+        server.logger.info("monitor connection closed to make room", ["http": "h" + String(oldest.id),
+                                                                       "peer": oldest.peer, "limit": Self.maxConnections])
+        oldest.close()
+        return true
     }
 
     private func bind(host: String, port: Int) throws(UVError) {
