@@ -1,12 +1,16 @@
+import Foundation
+
 /// Reads the `cluster` section (`ClusterSettings`): `node` and exactly one of `redis` and
 /// `sentinel` required; `key_prefix`, `node_timeout_ms`, `wait_replicas`, `wait_timeout_ms`,
-/// `max_outstanding_ops` and `max_outstanding_bytes` optional. A bad or unknown key names
-/// its place (`cluster.nod`).
+/// `max_outstanding_ops`, `max_outstanding_bytes` and the Redis credentials optional. A bad
+/// or unknown key names its place (`cluster.nod`).
 extension ConfigFileReader {
     private static let clusterKeys: Set<String> = ["redis", "sentinel", "node", "key_prefix", "node_timeout_ms",
                                                    "wait_replicas", "wait_timeout_ms", "max_outstanding_ops",
-                                                   "max_outstanding_bytes"]
-    private static let sentinelKeys: Set<String> = ["master", "addresses"]
+                                                   "max_outstanding_bytes", "redis_user", "redis_password",
+                                                   "redis_password_file", "redis_password_env"]
+    private static let sentinelKeys: Set<String> = ["master", "addresses", "user", "password", "password_file",
+                                                    "password_env"]
 
     /// The cluster settings, or nil when the section is absent or null.
     func clusterSettings() throws(ConfigProblem) -> ClusterSettings? {
@@ -42,6 +46,12 @@ extension ConfigFileReader {
                 throw Self.problem(place + ".redis", error.description)
             }
         }
+        if let credentials = try Self.credentials(section, at: place, stem: "redis_") {
+            guard settings.redisCredentials == nil else {
+                throw Self.problem(place + ".redis", "give the password either in the URL or as redis_password*, not both")
+            }
+            settings.redisCredentials = credentials
+        }
         settings.waitReplicas = try Self.integer(section, "wait_replicas", at: place, in: ClusterSettings.waitReplicasRange) ?? 0
         settings.waitTimeoutMs = try Self.integer(section, "wait_timeout_ms", at: place, in: ClusterSettings.waitTimeoutRange)
             ?? ClusterSettings.defaultWaitTimeoutMs
@@ -70,11 +80,51 @@ extension ConfigFileReader {
         guard let addresses = try? object.decode([String].self, forKey: addressesKey) else {
             throw problem(here + ".addresses", "expected a list of \"host:port\" strings")
         }
+        var settings: SentinelSettings
         do throws(ClusterURLError) {
-            return try SentinelSettings(master: master, addresses: addresses)
+            settings = try SentinelSettings(master: master, addresses: addresses)
         } catch {
             throw problem(here, error.description)
         }
+        settings.credentials = try credentials(object, at: here, stem: "")
+        return settings
+    }
+
+    /// `STEMuser` with one of `STEMpassword`, `STEMpassword_file` (the file's first line) or
+    /// `STEMpassword_env` (an environment variable's value), or nil when none is given: so
+    /// the secret need not sit in the config. Errors name the key, never the secret.
+    private static func credentials(_ section: KeyedDecodingContainer<ConfigCodingKey>, at place: String,
+                                    stem: String) throws(ConfigProblem) -> RedisCredentials? {
+        let user = try text(section, stem + "user", at: place, required: false)
+        var given: [(String, String)] = []
+        for name in ["password", "password_file", "password_env"] {
+            if let value = try text(section, stem + name, at: place, required: false) { given.append((name, value)) }
+        }
+        guard given.count <= 1 else {
+            throw problem(place + "." + stem + "password", "give one of \(stem)password, \(stem)password_file and \(stem)password_env")
+        }
+        guard let (kind, value) = given.first else {
+            if user != nil { throw problem(place + "." + stem + "user", "needs a password (\(stem)password, _file or _env)") }
+            return nil
+        }
+        let password: String
+        switch kind {
+        case "password_file":
+            guard let contents = try? String(contentsOfFile: value, encoding: .utf8),
+                  let line = contents.split(separator: "\n", omittingEmptySubsequences: false).first,
+                  !line.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+                throw problem(place + "." + stem + kind, "cannot read a password from \"\(value)\"")
+            }
+            password = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        case "password_env":
+            guard let variable = ProcessInfo.processInfo.environment[value], !variable.isEmpty else {
+                throw problem(place + "." + stem + kind, "the environment variable \(value) is not set or empty")
+            }
+            password = variable
+        default:
+            password = value
+        }
+        return RedisCredentials(user: user, password: password)
     }
 
     /// An optional integer in `range`, or nil when absent.

@@ -21,7 +21,8 @@ final class DaemonProcess: @unchecked Sendable {
     /// Starts the daemon with a config file holding `config` (JSON5 object body) and `arguments`.
     /// - Parameter umask: an octal umask such as `"000"` to start it under (through `sh -c
     ///   'umask …; exec heraldd …'`, so the test process's own umask is left alone).
-    init(config: String = "", arguments: [String] = [], umask: String? = nil) throws {
+    /// - Parameter environment: variables added to the daemon's environment.
+    init(config: String = "", arguments: [String] = [], umask: String? = nil, environment: [String: String] = [:]) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("heraldd-test-" + UUID().uuidString)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let configFile = directory.appendingPathComponent("heraldd.json5")
@@ -37,6 +38,9 @@ final class DaemonProcess: @unchecked Sendable {
         } else {
             process.executableURL = DaemonProcess.executable
             process.arguments = daemonArguments
+        }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
         let errors = Pipe()
         process.standardError = errors

@@ -34,6 +34,12 @@ public enum RedisCommandLine {
 
     /// Runs `arguments` on 127.0.0.1:`port`; nil when nothing answers within `timeout` s.
     public static func run(port: Int, _ arguments: [String], timeout: Double = 2) -> Reply? {
+        run(port: port, password: nil, arguments, timeout: timeout)
+    }
+
+    /// Runs `arguments` on 127.0.0.1:`port` after `AUTH password` (when given); nil when
+    /// nothing answers within `timeout` s or the password is refused.
+    public static func run(port: Int, password: String?, _ arguments: [String], timeout: Double = 2) -> Reply? {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -48,11 +54,18 @@ public enum RedisCommandLine {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else { return nil }
-        var request = "*\(arguments.count)\r\n"
-        for argument in arguments { request += "$\(argument.utf8.count)\r\n\(argument)\r\n" }
+        let commands = (password.map { [["AUTH", $0]] } ?? []) + [arguments]
+        var request = ""
+        for command in commands {
+            request += "*\(command.count)\r\n"
+            for argument in command { request += "$\(argument.utf8.count)\r\n\(argument)\r\n" }
+        }
         let bytes = Array(request.utf8)
         guard write(fd, bytes, bytes.count) == bytes.count else { return nil }
         var reader = Reader(fd: fd)
+        if password != nil {
+            guard let answer = reader.reply(), case .text = answer else { return nil }
+        }
         return reader.reply()
     }
 

@@ -11,6 +11,10 @@ public struct ClusterSettings: Equatable, Sendable {
     public var redisHost: String
     /// Redis's port (with `sentinel`: the primary's, once a sentinel named it).
     public var redisPort: Int
+    /// What every link to Redis (the primary, under Sentinel) sends as `AUTH` first: from the
+    /// URL's `user:password@`, or `redis_user` with `redis_password`, `redis_password_file`
+    /// or `redis_password_env`.
+    public var redisCredentials: RedisCredentials?
     /// Where to ask for the primary, when Redis runs under Sentinel (then `redisHost` and
     /// `redisPort` are only the last answer).
     public var sentinel: SentinelSettings?
@@ -59,10 +63,11 @@ public struct ClusterSettings: Equatable, Sendable {
     /// The default prefix.
     public static let defaultKeyPrefix = "herald:"
 
-    /// Creates settings; `redis` is `redis://host:port` (port 6379 when left out).
+    /// Creates settings; `redis` is `redis://[[user]:password@]host:port` (port 6379 when
+    /// left out).
     public init(redis: String, node: String, keyPrefix: String = ClusterSettings.defaultKeyPrefix,
                 nodeTimeoutMs: Int = ClusterSettings.defaultNodeTimeoutMs) throws(ClusterURLError) {
-        (redisHost, redisPort) = try Self.parse(redis)
+        (redisHost, redisPort, redisCredentials) = try Self.parse(redis)
         self.node = node
         self.keyPrefix = keyPrefix
         self.nodeTimeoutMs = nodeTimeoutMs
@@ -83,22 +88,57 @@ public struct ClusterSettings: Equatable, Sendable {
     /// Redis's address as last known.
     var redisAddress: RedisAddress { RedisAddress(host: redisHost, port: redisPort) }
 
-    /// Splits `redis://host:port`; IPv6 hosts go in brackets (`redis://[::1]:6379`).
-    static func parse(_ url: String) throws(ClusterURLError) -> (String, Int) {
+    /// Splits `redis://[[user]:password@]host:port`; IPv6 hosts go in brackets
+    /// (`redis://[::1]:6379`); user and password are percent-decoded. Errors show the URL
+    /// with its credentials cut out (`redacted`).
+    static func parse(_ url: String) throws(ClusterURLError) -> (String, Int, RedisCredentials?) {
         let scheme = "redis://"
-        guard url.hasPrefix(scheme) else { throw ClusterURLError("expected redis://host:port, found \"\(url)\"") }
+        let shown = redacted(url)
+        if url.hasPrefix("rediss://") {
+            throw ClusterURLError("rediss:// (TLS) is not built in: Debian's hiredis has no TLS; run stunnel beside the "
+                + "node and give its local redis:// address (docs/cluster.md, \"Redis over TLS\"), found \"\(shown)\"")
+        }
+        guard url.hasPrefix(scheme) else { throw ClusterURLError("expected redis://host:port, found \"\(shown)\"") }
         var rest = Substring(url.dropFirst(scheme.count))
         if rest.hasSuffix("/") { rest = rest.dropLast() }
-        guard !rest.contains("/"), !rest.contains("@") else {
-            throw ClusterURLError("expected redis://host:port (no path, no password yet), found \"\(url)\"")
+        var credentials: RedisCredentials?
+        if let at = rest.lastIndex(of: "@") {
+            credentials = try Self.credentials(in: rest[..<at], shown: shown)
+            rest = rest[rest.index(after: at)...]
         }
+        guard !rest.contains("/") else {
+            throw ClusterURLError("expected redis://host:port (no path), found \"\(shown)\"")
+        }
+        let (host, port) = try hostAndPort(rest, shown: shown)
+        return (host, port, credentials)
+    }
+
+    /// `user:password`, `:password` or `password` (Redis's URL forms), percent-decoded.
+    private static func credentials(in userInfo: Substring, shown: String) throws(ClusterURLError) -> RedisCredentials {
+        let user: Substring?
+        let password: Substring
+        if let colon = userInfo.firstIndex(of: ":") {
+            user = colon == userInfo.startIndex ? nil : userInfo[..<colon]
+            password = userInfo[userInfo.index(after: colon)...]
+        } else {
+            user = nil
+            password = userInfo
+        }
+        guard let decodedPassword = percentDecoded(password), !decodedPassword.isEmpty,
+              let decodedUser = user.map({ percentDecoded($0) }) ?? .some(nil) else {
+            throw ClusterURLError("bad user or password in \"\(shown)\" (an empty password, or a % not followed by two hex digits)")
+        }
+        return RedisCredentials(user: decodedUser, password: decodedPassword)
+    }
+
+    private static func hostAndPort(_ rest: Substring, shown: String) throws(ClusterURLError) -> (String, Int) {
         let host: Substring
         var portText: Substring?
         if rest.hasPrefix("["), let close = rest.firstIndex(of: "]") {
             host = rest[rest.index(after: rest.startIndex)..<close]
             let after = rest[rest.index(after: close)...]
             if after.hasPrefix(":") { portText = after.dropFirst() } else if !after.isEmpty {
-                throw ClusterURLError("unexpected \"\(after)\" after the host in \"\(url)\"")
+                throw ClusterURLError("unexpected \"\(after)\" after the host in \"\(shown)\"")
             }
         } else if let colon = rest.lastIndex(of: ":") {
             host = rest[..<colon]
@@ -106,12 +146,45 @@ public struct ClusterSettings: Equatable, Sendable {
         } else {
             host = rest
         }
-        guard !host.isEmpty else { throw ClusterURLError("no host in \"\(url)\"") }
+        guard !host.isEmpty else { throw ClusterURLError("no host in \"\(shown)\"") }
         guard let portText else { return (String(host), 6379) }
         guard let port = Int(portText), (1...65535).contains(port) else {
-            throw ClusterURLError("port must be 1…65535 in \"\(url)\"")
+            throw ClusterURLError("port must be 1…65535 in \"\(shown)\"")
         }
         return (String(host), port)
+    }
+
+    /// `url` with whatever stands between `//` and the last `@` replaced by `***`, for
+    /// messages: a password must not reach a log or an error.
+    static func redacted(_ url: String) -> String {
+        guard let at = url.lastIndex(of: "@") else { return url }
+        let start = url.range(of: "//").map(\.upperBound) ?? url.startIndex
+        guard start <= at else { return "***" + url[at...] }
+        return url[..<start] + "***" + url[at...]
+    }
+
+    /// Percent-decodes `text` (`%40` is `@`), nil when a `%` is not followed by two hex digits.
+    static func percentDecoded(_ text: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
     }
 }
 

@@ -119,6 +119,7 @@ final class ClusterEngine {
         control = RedisLink(host: settings.redisHost, port: settings.redisPort, loop: loop)
         pubSubBacklog = PubSubBacklog(link: control, prefix: settings.keyPrefix, loop: loop)
         sentinel = settings.sentinel.map { SentinelResolver($0, loop: loop) }
+        for link in [commands, messages, control] { link.credentials = settings.redisCredentials }
         if let sentinel {
             for link in [commands, messages, control] { link.resolve = { [unowned sentinel] done in sentinel.resolve(done) } }
         }

@@ -21,9 +21,10 @@ struct ClusterJoin {
 
     /// Joins the cluster. - Throws: `ClusterError` naming Redis's address and what failed.
     static func join(_ settings: ClusterSettings, epochCandidate: String) throws(ClusterError) -> ClusterJoin {
-        let primary = try settings.sentinel.map { sentinel throws(ClusterError) in try SentinelLookup.primary(of: sentinel) }
-            ?? settings.redisAddress
-        let link = try BlockingRedis(primary)
+        let primary = try settings.sentinel.map { sentinel throws(ClusterError) in
+            try SentinelLookup.primary(of: sentinel, credentials: settings.redisCredentials)
+        } ?? settings.redisAddress
+        let link = try BlockingRedis(primary, credentials: settings.redisCredentials)
         defer { link.close() }
         let p = settings.keyPrefix
         guard case .integer(let index) = try link.run(["INCR", p + "node_index"]) else {
@@ -43,7 +44,7 @@ struct ClusterJoin {
     /// stays, marked `{p}left:INDEX`, so the next reaper publishes `$sys.node.down` with
     /// `reason:"left"` (`ClusterScripts.reap`).
     static func leave(_ settings: ClusterSettings, nodeIndex: Int) {
-        guard let link = try? BlockingRedis(settings.redisAddress) else { return }
+        guard let link = try? BlockingRedis(settings.redisAddress, credentials: settings.redisCredentials) else { return }
         defer { link.close() }
         let p = settings.keyPrefix
         let node = String(nodeIndex)
@@ -73,8 +74,10 @@ final class BlockingRedis {
     private let context: UnsafeMutablePointer<redisContext>
     private let address: String
 
-    /// Connects, waiting at most `timeoutSeconds` for the connection and then for each reply.
-    init(_ target: RedisAddress, timeoutSeconds: Int = 2) throws(ClusterError) {
+    /// Connects, waiting at most `timeoutSeconds` for the connection and then for each reply,
+    /// and sends `AUTH` first when given credentials (a refusal throws Redis's words, never
+    /// the password).
+    init(_ target: RedisAddress, credentials: RedisCredentials? = nil, timeoutSeconds: Int = 2) throws(ClusterError) {
         address = target.description
         let timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         guard let made = redisConnectWithTimeout(target.host, Int32(target.port), timeout) else {
@@ -87,6 +90,14 @@ final class BlockingRedis {
         }
         _ = redisSetTimeout(made, timeout)
         context = made
+        guard let credentials else { return }
+        do throws(ClusterError) {
+            _ = try run(credentials.authStrings)
+        } catch {
+            redisFree(made)
+            throw ClusterError("Redis at \(address) refused the credentials (\(credentials)): "
+                + String(error.description.dropFirst("Redis at \(address): ".count)))
+        }
     }
 
     /// Runs one command and returns its reply. - Throws: when the connection fails or Redis

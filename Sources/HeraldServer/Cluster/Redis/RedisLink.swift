@@ -28,6 +28,8 @@ final class RedisLink {
     var resolve: ((@escaping (RedisAddress?) -> Void) -> Void)? {
         didSet { maxBackoffMs = resolve == nil ? RedisLink.maxBackoffMs : RedisLink.maxResolvingBackoffMs }
     }
+    /// Sent as `AUTH` first on every connection (nil: Redis needs none).
+    var credentials: RedisCredentials?
     /// Whether to reconnect after a failure (a one-shot sentinel query does not).
     var reconnects = true
     /// Runs on every (re)connect, before any queued command is answered.
@@ -297,6 +299,24 @@ final class RedisLink {
             return retry(reason)
         }
         isConnected = true
+        authenticate { [weak self] in self?.checkRole() }
+    }
+
+    /// Sends `AUTH` first when there are credentials; a refusal (`WRONGPASS`, or
+    /// `ERR … no password is set`) ends the connection with Redis's words, never the
+    /// password, and the link tries again with backoff (the password may be fixed in Redis).
+    private func authenticate(_ then: @escaping () -> Void) {
+        guard let credentials else { return then() }
+        send(credentials.authArguments) { [weak self] reply in
+            guard let self, isConnected else { return }
+            if let failure = reply.failure { return cut("Redis refused the credentials (\(credentials)): " + failure) }
+            then()
+        }
+    }
+
+    /// Connected (and authenticated): a link that follows Sentinel checks that it reached a
+    /// primary first.
+    private func checkRole() {
         guard resolve != nil else {
             backoffMs = RedisLink.firstBackoffMs
             onConnect?()

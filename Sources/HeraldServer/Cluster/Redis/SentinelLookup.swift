@@ -6,19 +6,20 @@ enum SentinelLookup {
     /// The primary of `sentinel.master`: the sentinels are asked in order
     /// (`SENTINEL get-master-addr-by-name`), and an answer counts only when that server
     /// says it is a primary (`ROLE`), so a sentinel that has not seen a failover yet is
-    /// passed over. - Throws: `ClusterError` listing each sentinel's outcome.
-    static func primary(of sentinel: SentinelSettings) throws(ClusterError) -> RedisAddress {
+    /// passed over. The sentinels get `sentinel.credentials`, the primary `credentials`
+    /// (the data Redis's). - Throws: `ClusterError` listing each sentinel's outcome.
+    static func primary(of sentinel: SentinelSettings, credentials: RedisCredentials? = nil) throws(ClusterError) -> RedisAddress {
         var outcomes: [String] = []
         for address in sentinel.addresses {
             do throws(ClusterError) {
-                let link = try BlockingRedis(address)
+                let link = try BlockingRedis(address, credentials: sentinel.credentials)
                 defer { link.close() }
                 let reply = try link.run(["SENTINEL", "get-master-addr-by-name", sentinel.master])
                 guard let primary = primaryAddress(in: reply) else {
                     outcomes.append("\(address): does not know \"\(sentinel.master)\"")
                     continue
                 }
-                let server = try BlockingRedis(primary)
+                let server = try BlockingRedis(primary, credentials: credentials)
                 defer { server.close() }
                 guard isPrimary(try server.run(["ROLE"])) else {
                     outcomes.append("\(address): named \(primary), which is not a primary")

@@ -60,6 +60,7 @@ final class SentinelResolver {
         let address = settings.addresses[attempt]
         let link = RedisLink(host: address.host, port: address.port, loop: loop)
         link.reconnects = false
+        link.credentials = settings.credentials
         let asked = attempt
         link.onConnect = { [weak self, unowned link] in
             let command = ["SENTINEL", "get-master-addr-by-name"].map { Array($0.utf8) } + [Array(self?.settings.master.utf8 ?? "".utf8)]

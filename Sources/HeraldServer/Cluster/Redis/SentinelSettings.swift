@@ -10,6 +10,9 @@ public struct SentinelSettings: Equatable, Sendable {
     public var master: String
     /// The sentinels, asked in this order until one answers.
     public var addresses: [RedisAddress]
+    /// What the sentinels are sent as `AUTH` (`sentinel.user`, `password`, `password_file`,
+    /// `password_env`); the primary gets the cluster's own (`ClusterSettings.redisCredentials`).
+    public var credentials: RedisCredentials?
 
     /// The most sentinels a node lists (more would only slow a failed lookup down).
     public static let maxAddresses = 16
