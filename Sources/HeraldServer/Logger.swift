@@ -2,7 +2,9 @@
 ///
 /// Cheap when filtered: the message and fields are autoclosures, built only after the level
 /// check passes. Loggers made with `child(component:)` share the level, so one `setLevel(_:)`
-/// (a SIGHUP reload) retunes the whole daemon.
+/// (a SIGHUP reload) retunes the whole daemon. `warn` and `error` lines repeated faster than
+/// 20 per 10 s per message are held back and counted (`LogRepeatLimiter`): the next one of
+/// that message written says `suppressed=N`.
 ///
 ///     log.info("listening", ["host": config.host, "port": config.port])
 ///     // 2026-11-29T20:47:54.123Z info server listening host=127.0.0.1 port=7400
@@ -12,6 +14,7 @@ public final class Logger: Sendable {
     private let threshold: SharedLogLevel
     private let sink: LogSink
     private let clock: LogClock
+    private let repeats: LogRepeatLimiter
 
     /// Creates a root logger with its own level.
     /// - Parameters:
@@ -20,21 +23,23 @@ public final class Logger: Sendable {
     ///   - sink: Where lines go; `.stderr` in the daemon, `LogCapture.sink` in tests.
     ///   - clock: The time source for line stamps; `.system` unless a test fixes it.
     public convenience init(component: String, level: LogLevel, sink: LogSink = .stderr, clock: LogClock = .system) {
-        self.init(component: component, threshold: SharedLogLevel(level), sink: sink, clock: clock)
+        self.init(component: component, threshold: SharedLogLevel(level), sink: sink, clock: clock,
+                  repeats: LogRepeatLimiter())
     }
 
-    private init(component: String, threshold: SharedLogLevel, sink: LogSink, clock: LogClock) {
+    private init(component: String, threshold: SharedLogLevel, sink: LogSink, clock: LogClock, repeats: LogRepeatLimiter) {
         self.component = component
         self.threshold = threshold
         self.sink = sink
         self.clock = clock
+        self.repeats = repeats
     }
 
     /// A logger for a subsystem that shares this one's level, sink and clock.
     /// - Parameter component: The subsystem name for the child's lines.
     /// - Returns: A logger whose level follows every `setLevel(_:)` in the family.
     public func child(component: String) -> Logger {
-        Logger(component: component, threshold: threshold, sink: sink, clock: clock)
+        Logger(component: component, threshold: threshold, sink: sink, clock: clock, repeats: repeats)
     }
 
     /// The lowest level currently written, shared with parent and children.
@@ -66,9 +71,19 @@ public final class Logger: Sendable {
         _ fields: @autoclosure () -> KeyValuePairs<String, any CustomStringConvertible> = [:]
     ) {
         guard threshold.admits(level) else { return }
-        sink.write(LogLine.format(
-            milliseconds: clock.now(), level: level, component: component, message: message(), fields: fields()
-        ))
+        let now = clock.now()
+        let text = message()
+        guard level.severity >= LogLevel.warn.severity else {
+            return sink.write(LogLine.format(milliseconds: now, level: level, component: component, message: text, fields: fields()))
+        }
+        let verdict = repeats.admit(component + " " + level.rawValue + " " + text, now: Int(now))
+        guard verdict.write else { return }
+        var line = LogLine.format(milliseconds: now, level: level, component: component, message: text, fields: fields())
+        if verdict.suppressed > 0 {
+            line.removeLast()
+            line += " suppressed=" + String(verdict.suppressed) + "\n"
+        }
+        sink.write(line)
     }
 
     /// Writes a `debug` event: detail for chasing a bug.

@@ -113,3 +113,31 @@ private func makeLogger(_ capture: LogCapture, level: LogLevel = .debug) -> Logg
         #expect(capture.lines.allSatisfy { $0.hasPrefix("2026-11-29T20:47:54.123Z info server event task=") })
     }
 }
+
+/// Repeated warnings (issue 32, item 9): a peer that makes the daemon complain many times
+/// costs a few lines, and the count of the rest is written.
+@Suite struct LogRepeatTests {
+    @Test func aWarningRepeatedAThousandTimesWritesTwentyLinesAndCountsTheRest() {
+        let capture = LogCapture()
+        let clock = Mutex<Int64>(fixedInstant)
+        let log = Logger(component: "cluster", level: .info, sink: capture.sink, clock: LogClock { clock.withLock { $0 } })
+        for n in 0..<10_000 { log.warn("malformed message dropped", ["bytes": n]) }
+        log.warn("another complaint")
+        for n in 0..<100 { log.info("connection closed", ["n": n]) }
+        #expect(capture.lines.filter { $0.contains("malformed") }.count == 20)
+        #expect(capture.lines.contains { $0.hasSuffix("another complaint") }, "other messages have their own budget")
+        #expect(capture.lines.filter { $0.contains("connection closed") }.count == 100, "info lines are not held back")
+        clock.withLock { $0 += 10_000 }
+        log.warn("malformed message dropped", ["bytes": 1])
+        #expect(capture.lines.last?.hasSuffix("bytes=1 suppressed=9980") == true, "\(capture.lines.last ?? "")")
+        log.warn("malformed message dropped", ["bytes": 2])
+        #expect(capture.lines.last?.hasSuffix("bytes=2") == true, "counted once")
+    }
+
+    @Test func theTableOfMessagesIsBounded() {
+        let limiter = LogRepeatLimiter(burst: 1, windowMs: 1_000, capacity: 100)
+        for n in 0..<100_000 { _ = limiter.admit("complaint \(n)", now: 0) }
+        #expect(limiter.admit("complaint 99999", now: 0).write == false, "the newest key is remembered")
+        #expect(limiter.admit("complaint 0", now: 0).write, "old keys were forgotten, not kept without end")
+    }
+}
