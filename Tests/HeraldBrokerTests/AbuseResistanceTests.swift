@@ -168,6 +168,28 @@ import HeraldWire
         #expect(small["subs"] as? [String] == ["c1/s5"] && small["truncated"] == nil)
     }
 
+    /// Issue 32, item 1: a lock on `c.*.x` beside many `c.N.*` subscriptions it may not list
+    /// looks at no more than `listScan` of their patterns (it used to walk every one, 124–212 ms
+    /// per lock with 100,000, without yielding), says the list was cut, and still covers them.
+    @Test func aWildcardLockLooksAtNoMoreThanItsScanBudgetOfOverlappingPatterns() {
+        let harness = BrokerHarness(authConfig([
+            user("holder", token: "h", publish: rule(allow: ["c.>"]), subscribe: rule(allow: ["c.>"])),
+            user("locker", token: "l", publish: rule(allow: ["c.>"]), subscribe: rule(allow: ["c.*.x"])),
+        ]))
+        harness.broker.budgets.listScan = 100
+        let holder = harness.connect(token: "h")
+        for n in 0..<1_000 { harness.send(holder, #"{"op":"sub","ch":"c.\#(n).*","sub":"s\#(n)"}"#) }
+        _ = harness.frames(holder)
+        let locker = harness.connect(token: "l")
+        let answer = harness.request(locker, #"{"op":"lock","ch":"c.*.x"}"#)
+        #expect(answer["ok"] as? String == "lock")
+        #expect((answer["subs"] as? [String])?.isEmpty == true, "the locker may list none of them")
+        #expect(answer["truncated"] as? Bool == true, "the walk stopped at its budget and says so")
+        let publisher = harness.connect(token: "h")
+        harness.send(publisher, #"{"op":"pub","ch":"c.999.x"}"#)
+        #expect(harness.frames(holder).isEmpty, "the lock covers the subscriptions it did not look at")
+    }
+
     /// The attacker's setup from issue 12: alice may subscribe `app.>` minus `app.secret.>`.
     private func aliceAndAdmin() -> (BrokerHarness, alice: Session, admin: Session) {
         let harness = BrokerHarness(authConfig([

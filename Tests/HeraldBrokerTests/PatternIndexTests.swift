@@ -42,6 +42,7 @@ import HeraldWire
             var found: Set<Int> = []
             trie.forEachOverlap(with: query) { pattern, value in
                 if ChannelName.overlaps(pattern, query) { found.insert(value) }
+                return true
             }
             let expected = Set(stored.indices.filter { ChannelName.overlaps(stored[$0], query) })
             #expect(found == expected, "\(String(decoding: query, as: UTF8.self))")

@@ -249,7 +249,9 @@ extension Broker {
             found.append(subscription)
             return true
         }
-        index.forEachWildcardSubscription(overlapping: pattern, take)
+        // At most `listScan` wildcard patterns are looked at, as a `channels` walk looks at
+        // at most that many names: the answer is a page either way (`truncated`).
+        if !index.forEachWildcardSubscription(overlapping: pattern, budget: budgets.listScan, take) { truncated = true }
         if !truncated {
             let cursor = walkDirectory(matching: pattern, after: nil, budget: budgets.listScan) { name in
                 var going = true

@@ -176,12 +176,25 @@ final class SubscriptionIndex {
     /// - Parameters:
     ///   - pattern: a valid pattern or concrete name.
     ///   - body: called per subscription; returns false to stop the walk early.
-    func forEachWildcardSubscription(overlapping pattern: [UInt8], _ body: (Subscription) -> Bool) {
+    /// - Parameter budget: the most wildcard patterns looked at.
+    /// - Returns: false when it stopped on `budget` with patterns left (the walk was cut).
+    @discardableResult
+    func forEachWildcardSubscription(overlapping pattern: [UInt8], budget: Int = .max,
+                                     _ body: (Subscription) -> Bool) -> Bool {
         var going = true
+        var looked = 0
+        var cut = false
         wildcardEntries.forEachOverlap(with: pattern) { stored, entry in
-            guard going, ChannelName.overlaps(stored, pattern) else { return }
+            guard looked < budget else {
+                cut = true
+                return false
+            }
+            looked += 1
+            guard ChannelName.overlaps(stored, pattern) else { return true }
             for subscription in entry.subscriptions where going { going = body(subscription) }
+            return going
         }
+        return !cut
     }
 
     /// The subscriptions whose pattern is exactly `pattern`, in insertion order.

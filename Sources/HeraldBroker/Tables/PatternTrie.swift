@@ -98,37 +98,48 @@ final class PatternTrie<Value> {
     }
 
     /// Calls `body` with every stored pattern that may overlap `pattern` (some concrete
-    /// channel matches both). A `*` or `>` in the query visits the whole level or subtree it
-    /// opens, which is what the answer can contain.
-    func forEachOverlap(with pattern: [UInt8], _ body: (_ pattern: [UInt8], _ value: Value) -> Void) {
-        overlap(root, Self.split(pattern), 0, body)
+    /// channel matches both), until `body` returns false. A `*` or `>` in the query visits the
+    /// whole level or subtree it opens, which is what the answer can contain: a caller that
+    /// must stay cheap stops early (a `lock` on `c.*.x` beside 100,000 `c.N.*` used to walk
+    /// them all, however few it could list).
+    func forEachOverlap(with pattern: [UInt8], _ body: (_ pattern: [UInt8], _ value: Value) -> Bool) {
+        _ = overlap(root, Self.split(pattern), 0, body)
     }
 
+    /// - Returns: false once `body` asked to stop.
     private func overlap(_ node: Node, _ query: [[UInt8]], _ depth: Int,
-                         _ body: (_ pattern: [UInt8], _ value: Value) -> Void) {
+                         _ body: (_ pattern: [UInt8], _ value: Value) -> Bool) -> Bool {
         guard depth < query.count else {
-            if let value = node.value { body(node.pattern, value) }
-            return
+            if let value = node.value { return body(node.pattern, value) }
+            return true
         }
         let segment = query[depth]
         if segment == Self.greater {
-            for child in node.children.values { forEachValue(below: child, body) }
-            return
+            for child in node.children.values where !forEachValue(below: child, body) { return false }
+            return true
         }
         if segment == Self.star {
             for (key, child) in node.children {
                 // A stored `>` overlaps whatever the query still holds.
                 if key == Self.greater, let value = child.value {
-                    body(child.pattern, value)
-                } else {
-                    overlap(child, query, depth + 1, body)
+                    if !body(child.pattern, value) { return false }
+                } else if !overlap(child, query, depth + 1, body) {
+                    return false
                 }
             }
-            return
+            return true
         }
-        if let next = node.children[segment] { overlap(next, query, depth + 1, body) }
-        if let next = node.children[Self.star] { overlap(next, query, depth + 1, body) }
-        if let tail = node.children[Self.greater], let value = tail.value { body(tail.pattern, value) }
+        if let next = node.children[segment], !overlap(next, query, depth + 1, body) { return false }
+        if let next = node.children[Self.star], !overlap(next, query, depth + 1, body) { return false }
+        if let tail = node.children[Self.greater], let value = tail.value { return body(tail.pattern, value) }
+        return true
+    }
+
+    /// Every value at or below `node`, until `body` returns false. - Returns: false then.
+    private func forEachValue(below node: Node, _ body: (_ pattern: [UInt8], _ value: Value) -> Bool) -> Bool {
+        if let value = node.value, !body(node.pattern, value) { return false }
+        for child in node.children.values where !forEachValue(below: child, body) { return false }
+        return true
     }
 
     /// Every value at or below `node`.
