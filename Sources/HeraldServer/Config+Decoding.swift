@@ -94,6 +94,8 @@ extension Config: Decodable {
         monitorTimeoutMs = try reader.integer(.monitorTimeoutMs) ?? monitorTimeoutMs
         maxLocks = try reader.integer(.maxLocks) ?? maxLocks
         maxArgsBytes = try reader.integer(.maxArgsBytes) ?? maxArgsBytes
+        maxConnArgsBytes = try reader.integer(.maxConnArgsBytes) ?? maxConnArgsBytes
+        maxArgsTotal = try reader.integer(.maxArgsTotal) ?? maxArgsTotal
         maxDeclared = try reader.integer(.maxDeclared) ?? maxDeclared
         maxLinks = try reader.integer(.maxLinks) ?? maxLinks
         maxPendingTotal = try reader.integer(.maxPendingTotal) ?? maxPendingTotal

@@ -26,6 +26,8 @@ extension Config {
         merged.monitorTimeoutMs = new.monitorTimeoutMs
         merged.maxLocks = new.maxLocks
         merged.maxArgsBytes = new.maxArgsBytes
+        merged.maxConnArgsBytes = new.maxConnArgsBytes
+        merged.maxArgsTotal = new.maxArgsTotal
         merged.maxDeclared = new.maxDeclared
         merged.maxLinks = new.maxLinks
         merged.maxPendingTotal = new.maxPendingTotal

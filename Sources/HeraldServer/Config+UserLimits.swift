@@ -4,7 +4,8 @@ import HeraldBroker
 /// some of its figures:
 ///
 ///     user_limits: { connections: 1000, subscriptions: 1000000, channels: 1000000,
-///                    retained_bytes: 67108864, history_bytes: 16777216, pending_bytes: 268435456 },
+///                    retained_bytes: 67108864, history_bytes: 16777216, pending_bytes: 268435456,
+///                    args_bytes: 16777216 },
 ///     auth: { users: [ { name: "bulk", token_hash: "…", limits: { connections: 5000 } } ] }
 ///
 /// Every figure is a positive integer; an unknown key or a bad value names its place
@@ -13,7 +14,8 @@ extension ConfigFileReader {
     /// The figures of a `UserLimits`, by their config spelling.
     private static var limitKeys: [(String, WritableKeyPath<UserLimits, Int>)] {
         [("connections", \.connections), ("subscriptions", \.subscriptions), ("channels", \.channels),
-         ("retained_bytes", \.retainedBytes), ("history_bytes", \.historyBytes), ("pending_bytes", \.pendingBytes)]
+         ("retained_bytes", \.retainedBytes), ("history_bytes", \.historyBytes), ("pending_bytes", \.pendingBytes),
+         ("args_bytes", \.argsBytes)]
     }
 
     /// The top-level `user_limits` over the protocol's defaults, or nil when absent.
@@ -34,7 +36,7 @@ extension ConfigFileReader {
         let here = place + "." + name
         guard let section = try? object.nestedContainer(keyedBy: ConfigCodingKey.self, forKey: key) else {
             throw problem(here, "expected an object of limits { connections?, subscriptions?, channels?, "
-                + "retained_bytes?, history_bytes?, pending_bytes? }")
+                + "retained_bytes?, history_bytes?, pending_bytes?, args_bytes? }")
         }
         return try limits(section, at: here, over: base)
     }

@@ -52,6 +52,10 @@ public struct Config: Equatable, Sendable {
     public var maxLocks: Int = 100_000
     /// Longest `args` of one subscription in bytes (`max_args_bytes`).
     public var maxArgsBytes: Int = 4_096
+    /// All `args` of one connection's subscriptions, in bytes (`max_conn_args_bytes`).
+    public var maxConnArgsBytes: Int = 1 << 20
+    /// All `args` of every subscription in the daemon, in bytes (`max_args_total`).
+    public var maxArgsTotal: Int = 256 << 20
     /// Most instance channels one connection may have declared (`max_declared`).
     public var maxDeclared: Int = 100_000
     /// Most links one connection may hold (`max_links`).

@@ -35,6 +35,8 @@ enum ConfigKey: String, Sendable, CaseIterable {
     case tlsKey = "tls_key"
     case maxLocks = "max_locks"
     case maxArgsBytes = "max_args_bytes"
+    case maxConnArgsBytes = "max_conn_args_bytes"
+    case maxArgsTotal = "max_args_total"
     case maxDeclared = "max_declared"
     case maxLinks = "max_links"
     case maxPendingTotal = "max_pending_total"
@@ -90,6 +92,8 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .tlsHost, .tlsCert, .tlsKey: return .text(maxBytes: nil)
         case .maxLocks, .maxDeclared, .maxLinks: return .integer(1...10_000_000)
         case .maxArgsBytes: return .integer(2...1_048_576)
+        case .maxConnArgsBytes: return .integer(2...1 << 30)
+        case .maxArgsTotal: return .integer(2...1 << 40)
         case .maxPendingTotal: return .integer(1_048_576...1 << 40)
         case .auth: return .section("an object: { users: [{ name, token_hash or token, publish?, subscribe? }…] }")
         case .authTimeoutMs: return .integer(100...3_600_000)
@@ -134,6 +138,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .history, .historyBytes, .maxValueBytes, .maxListLength, .maxRetainedBytes: return true
         case .maxConnections, .maxSubs, .maxChannels, .maxRequests, .maxSignals, .maxLocks: return true
         case .maxArgsBytes, .maxDeclared, .maxLinks, .maxPendingTotal: return true
+        case .maxConnArgsBytes, .maxArgsTotal: return true
         case .auth, .authTimeoutMs, .authMaxLine: return true
         case .maxUnauthenticated, .authFailLimit, .authFailWindowMs, .authBlockMs, .userLimits: return true
         // Read by the broker per state op and per tick.

@@ -26,6 +26,8 @@ extension Server {
         tunables.maxSignals = config.maxSignals
         tunables.maxLocks = config.maxLocks
         tunables.maxArgsBytes = config.maxArgsBytes
+        tunables.maxConnArgsBytes = config.maxConnArgsBytes
+        tunables.maxArgsTotal = config.maxArgsTotal
         tunables.maxDeclared = config.maxDeclared
         tunables.maxLinks = config.maxLinks
         tunables.maxPendingTotal = config.maxPendingTotal

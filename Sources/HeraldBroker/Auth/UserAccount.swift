@@ -10,6 +10,8 @@ final class UserAccount {
     var connections = 0
     /// Live subscriptions across its connections.
     var subscriptions = 0
+    /// Bytes of their `args`.
+    var argsBytes = 0
     /// Channel records it created that still exist.
     var channels = 0
     /// Retained bytes charged to it: the channels whose content its writes last changed

@@ -20,6 +20,8 @@ public struct UserLimits: Sendable, Equatable {
     public var historyBytes: Int
     /// Outbound bytes queued or in flight across its connections (`pending_bytes`).
     public var pendingBytes: Int
+    /// Bytes of `args` of its subscriptions (`args_bytes`).
+    public var argsBytes: Int = 16 << 20
 
     /// Creates limits; the defaults are the protocol's.
     public init(connections: Int = 1_000, subscriptions: Int = 1_000_000, channels: Int = 1_000_000,

@@ -209,4 +209,33 @@ extension Broker {
         return !ChannelName.isReserved(name) && channel.history.count == 0 && store.state(of: name) == nil
             && instances.owner(of: name) == nil && links[name] == nil && index.matchCount(for: name) == 0
     }
+
+    /// Refuses a subscription whose `args` (`bytes`, raw JSON) would take its connection past
+    /// `max_conn_args_bytes`, its user past `user_limits.args_bytes`, or the daemon past
+    /// `max_args_total` (issue 32: 100,000 subscriptions with 4,000-byte `args` took 800 MiB).
+    /// A subscription replaced by name gives its own back first.
+    func admitArgs(_ bytes: Int, replacing old: Subscription?, in session: Session) throws(HeraldError) {
+        guard bytes > 0 else { return }
+        let freed = old?.args?.count ?? 0
+        if session.argsBytes - freed + bytes > config.maxConnArgsBytes {
+            throw HeraldError(.limit, "this connection's subscriptions hold max_conn_args_bytes ("
+                + String(config.maxConnArgsBytes) + ") bytes of args")
+        }
+        if let user = session.user, let account = session.account, account.argsBytes - freed + bytes > user.limits.argsBytes {
+            throw HeraldError(.limit, "user \"" + user.name + "\" holds its limit of " + String(user.limits.argsBytes)
+                + " bytes of args (user_limits.args_bytes)")
+        }
+        if argsBytesTotal - freed + bytes > config.maxArgsTotal {
+            throw HeraldError(.limit, "the daemon's subscriptions hold max_args_total (" + String(config.maxArgsTotal)
+                + ") bytes of args")
+        }
+    }
+
+    /// Adds `bytes` (negative: gives back) of `args` to the connection, its user and the daemon.
+    func chargeArgs(_ bytes: Int, to session: Session) {
+        guard bytes != 0 else { return }
+        session.argsBytes += bytes
+        session.account?.argsBytes += bytes
+        argsBytesTotal += bytes
+    }
 }

@@ -116,6 +116,8 @@ public final class Broker {
     var deferredLocks: [DetachedLocks] = []
     /// How much one listing or sweep may look at; only tests and the fuzz harness change it.
     public var budgets = ScanBudgets()
+    /// Bytes of the `args` of every subscription (`max_args_total`).
+    var argsBytesTotal = 0
     /// Per-user accounts for `UserLimits`, by user name (auth on only).
     var accounts: [String: UserAccount] = [:]
     /// Which account holds each channel's retained state (`user_limits.retained_bytes`).
@@ -280,6 +282,7 @@ public final class Broker {
     /// Takes a subscription out of the index; the caller removes it from its session.
     func retire(_ subscription: Subscription) {
         subscription.isActive = false
+        chargeArgs(-(subscription.args?.count ?? 0), to: subscription.session)
         if let account = subscription.session.account {
             account.subscriptions -= 1
             dropIfEmpty(account)

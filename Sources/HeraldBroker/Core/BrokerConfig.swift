@@ -46,6 +46,11 @@ public struct BrokerConfig: Sendable, Equatable {
     public var maxPendingTotal = 512 << 20
     /// Longest `args` of one subscription, in bytes of raw JSON (`max_args_bytes`).
     public var maxArgsBytes = 4_096
+    /// All `args` of one connection's subscriptions, in bytes (`max_conn_args_bytes`).
+    public var maxConnArgsBytes = 1 << 20
+    /// All `args` of every subscription, in bytes (`max_args_total`): with the per-connection
+    /// and per-user figures, what bound arguments can cost the daemon's memory.
+    public var maxArgsTotal = 256 << 20
     /// Most instance channels one connection may have declared (`max_declared`).
     public var maxDeclared = 100_000
     /// Most links one connection may hold (`max_links`).

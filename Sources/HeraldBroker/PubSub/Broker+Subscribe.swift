@@ -28,6 +28,7 @@ extension Broker {
         }
         try admitSubscription(named: name, in: session)
         try admitUserSubscription(named: name, in: session)
+        try admitArgs(rawArgs?.count ?? 0, replacing: session.subscriptions[name], in: session)
         if let old = session.subscriptions[name] { retire(old) }
         nextSerial += 1
         let subscription = Subscription(
@@ -35,6 +36,7 @@ extension Broker {
             group: group, args: args, max: max, serial: nextSerial, isCompact: isCompact)
         subscription.isHandler = isHandler
         session.subscriptions[name] = subscription
+        chargeArgs(args?.count ?? 0, to: session)
         applyLocks(to: subscription)
         if index.insert(subscription) {
             if !isWildcard { directoryAdd(pattern) }

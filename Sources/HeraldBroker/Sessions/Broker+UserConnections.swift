@@ -27,6 +27,7 @@ extension Broker {
     private func take(_ session: Session, into account: UserAccount) {
         account.connections += 1
         account.subscriptions += session.subscriptions.count
+        account.argsBytes += session.argsBytes
         accounts[account.name] = account
         session.account = account
     }
@@ -38,6 +39,7 @@ extension Broker {
         session.account = nil
         account.connections -= 1
         account.subscriptions -= session.subscriptions.count
+        account.argsBytes -= session.argsBytes
         if account.isEmpty, accounts[account.name] === account { accounts[account.name] = nil }
     }
 

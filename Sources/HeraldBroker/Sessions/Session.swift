@@ -53,6 +53,8 @@ public final class Session {
     public internal(set) var closeRequestedAt = 0
     /// Subscriptions by name.
     var subscriptions = SessionSubscriptions()
+    /// Bytes of the `args` of its subscriptions (`max_conn_args_bytes`).
+    var argsBytes = 0
     /// Names the daemon assigned so far (`s1`, `s2`, …).
     var nextAssignedName = 1
     /// Malformed frames in a row.

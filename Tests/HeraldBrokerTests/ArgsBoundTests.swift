@@ -1,0 +1,75 @@
+import Testing
+import HeraldBroker
+
+/// Bound arguments have a total bound (issue 32, item 2: 100,000 subscriptions with
+/// 4,000-byte `args` on one connection took RSS from 25 to 828 MiB): per connection
+/// (`max_conn_args_bytes`), per user (`user_limits.args_bytes`) and for the daemon
+/// (`max_args_total`); what a subscription holds is given back when it ends.
+@Suite struct ArgsBoundTests {
+    private static let args = #""\#(String(repeating: "a", count: 998))""#  // 1,000 bytes of raw JSON
+
+    private func sub(_ harness: BrokerHarness, _ session: Session, _ name: String) -> [String: Any] {
+        harness.request(session, #"{"op":"sub","ch":"a.x","sub":"\#(name)","args":\#(Self.args)}"#)
+    }
+
+    private func config(connection: Int = 1 << 20, total: Int = 1 << 30) -> BrokerConfig {
+        var config = BrokerConfig(epoch: "e1")
+        config.maxConnArgsBytes = connection
+        config.maxArgsTotal = total
+        return config
+    }
+
+    @Test func aConnectionHoldsNoMoreArgsThanItsCapAndGetsThemBackWhenSubscriptionsEnd() {
+        let harness = BrokerHarness(config(connection: 10_000))
+        let s = harness.connect()
+        for n in 0..<10 { #expect(sub(harness, s, "s\(n)")["ok"] as? String == "sub") }
+        let refused = sub(harness, s, "s10")
+        #expect(refused["error"] as? String == "limit")
+        #expect((refused["message"] as? String)?.contains("max_conn_args_bytes") == true)
+        #expect(harness.request(s, #"{"op":"sub","ch":"a.x","sub":"plain"}"#)["ok"] as? String == "sub", "no args: no cost")
+        #expect(sub(harness, s, "s3")["ok"] as? String == "sub", "replacing by name gives the old args back first")
+        #expect(harness.request(s, #"{"op":"unsub","sub":"s0"}"#)["ok"] as? String == "unsub")
+        #expect(sub(harness, s, "s10")["ok"] as? String == "sub", "an ended subscription gave its args back")
+        let other = harness.connect()
+        #expect(sub(harness, other, "o0")["ok"] as? String == "sub", "the cap is per connection")
+    }
+
+    @Test func theDaemonHoldsNoMoreArgsThanItsTotalAndGetsThemBackWhenConnectionsGo() {
+        let harness = BrokerHarness(config(total: 5_000))
+        let first = harness.connect()
+        for n in 0..<5 { #expect(sub(harness, first, "s\(n)")["ok"] as? String == "sub") }
+        let second = harness.connect()
+        let refused = sub(harness, second, "t0")
+        #expect(refused["error"] as? String == "limit" && (refused["message"] as? String)?.contains("max_args_total") == true)
+        harness.broker.disconnect(first)
+        #expect(sub(harness, second, "t0")["ok"] as? String == "sub", "a closed connection gave its args back")
+    }
+
+    @Test func aUserHoldsNoMoreArgsThanItsLimitOverAllItsConnections() {
+        var limits = UserLimits()
+        limits.argsBytes = 3_000
+        let harness = BrokerHarness(authConfig([user("app", token: "t", limits: limits)]))
+        let a = harness.connect(token: "t")
+        let b = harness.connect(token: "t")
+        #expect(sub(harness, a, "s0")["ok"] as? String == "sub")
+        #expect(sub(harness, b, "s0")["ok"] as? String == "sub")
+        #expect(sub(harness, a, "s1")["ok"] as? String == "sub")
+        let refused = sub(harness, b, "s1")
+        #expect(refused["error"] as? String == "limit" && (refused["message"] as? String)?.contains("user_limits.args_bytes") == true)
+        harness.broker.disconnect(a)
+        #expect(sub(harness, b, "s1")["ok"] as? String == "sub")
+    }
+
+    @Test func aHundredThousandSubscriptionsWithBigArgsCostNoMoreThanTheCap() {
+        let harness = BrokerHarness(BrokerConfig(epoch: "e1"))
+        let s = harness.connect()
+        var accepted = 0
+        for n in 0..<100_000 {
+            harness.send(s, #"{"op":"sub","ch":"a.\#(n)","args":"\#(String(repeating: "b", count: 3_998))"}"#)
+            if n % 1_000 == 999 {
+                accepted += harness.frames(s).filter { $0["ok"] as? String == "sub" }.count
+            }
+        }
+        #expect(accepted == (1 << 20) / 4_000, "1 MiB of 4,000-byte args by default, not 400 MB")
+    }
+}
