@@ -73,3 +73,48 @@ import HeraldBroker
         #expect(accepted == (1 << 20) / 4_000, "1 MiB of 4,000-byte args by default, not 400 MB")
     }
 }
+
+/// A connection leaving with many subscriptions (issue 32, item 3: 100,000 held the loop
+/// 0.5–2.6 s): they stop receiving and give back their charges at once, and leave the index
+/// a slice per pass.
+@Suite struct SubscriptionTeardownTests {
+    private func subscriptions(_ harness: BrokerHarness) -> Int? {
+        harness.broker.statsFigures(now: 0).first { $0.name == "subscriptions" }?.value
+    }
+
+    @Test func aHundredThousandSubscriptionsLeaveTheIndexInSlicesAndReceiveNothingMeanwhile() {
+        let harness = BrokerHarness()
+        let leaver = harness.connect()
+        for n in 0..<100_000 { harness.send(leaver, #"{"op":"sub","ch":"t.\#(n)","sub":"s\#(n)"}"#) }
+        harness.send(leaver, #"{"op":"sub","ch":"t.*","sub":"all"}"#)
+        _ = harness.frames(leaver)
+        let stays = harness.connect()
+        harness.send(stays, #"{"op":"sub","ch":"t.5"}"#)
+        _ = harness.frames(stays)
+        harness.broker.disconnect(leaver)
+        let left = subscriptions(harness) ?? 0
+        #expect(left > 90_000, "at most the first slice left the index inside the disconnect (\(left) left)")
+        #expect(harness.broker.hasDeferredWork)
+        let publisher = harness.connect()
+        let receipt = harness.request(publisher, #"{"op":"pub","ch":"t.5","rid":1}"#)
+        #expect(receipt["receivers"] as? Int == 1, "the leaver's subscriptions receive nothing meanwhile")
+        var passes = 0
+        while harness.broker.hasDeferredWork && passes < 1_000 {
+            harness.broker.continueDeferredWork()
+            passes += 1
+        }
+        #expect(passes >= 10, "a slice per pass, not all at once")
+        #expect(subscriptions(harness) == 1)
+    }
+
+    @Test func aHalfClosedConnectionsSubscriptionsStopReceivingBeforeTheyLeaveTheIndex() {
+        let harness = BrokerHarness()
+        let closing = harness.connect()
+        for n in 0..<2_000 { harness.send(closing, #"{"op":"sub","ch":"h.\#(n)"}"#) }
+        _ = harness.frames(closing)
+        harness.broker.endOfInput(closing, now: 0)
+        let publisher = harness.connect()
+        let receipt = harness.request(publisher, #"{"op":"pub","ch":"h.1999","rid":1}"#)
+        #expect(receipt["receivers"] as? Int == 0)
+    }
+}

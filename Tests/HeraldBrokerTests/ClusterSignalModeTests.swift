@@ -129,8 +129,11 @@ import Testing
         settle(harness, cluster, score: &score)
         #expect(cluster.handlers.count == 2_500)
         harness.broker.disconnect(handler)
+        // Leaving the index is teardown in slices (issue 32): the first slice at once.
+        while harness.broker.hasDeferredWork { harness.broker.continueDeferredWork() }
         let removals = cluster.takeInterest().filter { $0.handlerOwner == handler.id }
-        #expect(removals.map(\.handlerRecords.count) == [1_000, 1_000, 500])
+        #expect(removals.map(\.handlerRecords.count).reduce(0, +) == 2_500)
+        #expect(removals.allSatisfy { $0.handlerRecords.count <= 1_000 })
         #expect(removals.allSatisfy { $0.handlerOp == UInt8(ascii: "R") && $0.ticket == 0 })
     }
 

@@ -114,6 +114,9 @@ public final class Broker {
     var deferredRemovals: [DeferredRemoval] = []
     var removalHead = 0
     var deferredLocks: [DetachedLocks] = []
+    /// Ended subscriptions still in the index, oldest first (`Broker+Teardown`).
+    var deferredUnindexing: [Subscription] = []
+    var unindexHead = 0
     /// How much one listing or sweep may look at; only tests and the fuzz harness change it.
     public var budgets = ScanBudgets()
     /// Bytes of the `args` of every subscription (`max_args_total`).
@@ -274,19 +277,37 @@ public final class Broker {
         close(session, now: session.lastHeard)
     }
 
+    /// Ends every subscription of a connection: each stops receiving and gives back what it
+    /// was charged at once; leaving the index (the costly part: tries, the directory, cluster
+    /// interest) is teardown in slices (`Broker+Teardown`, `deferUnindexing`).
     func removeAllSubscriptions(of session: Session) {
-        for subscription in session.subscriptions.values { retire(subscription) }
+        let all = session.subscriptions.values
         session.subscriptions.removeAll()
+        guard !all.isEmpty else { return }
+        for subscription in all { releaseCharges(of: subscription) }
+        deferUnindexing(all)
     }
 
-    /// Takes a subscription out of the index; the caller removes it from its session.
+    /// Ends one subscription now: charges given back, out of the index; the caller removes it
+    /// from its session.
     func retire(_ subscription: Subscription) {
+        releaseCharges(of: subscription)
+        unindex(subscription)
+    }
+
+    /// Stops deliveries to a subscription and gives back what it was charged (its user's
+    /// count, its `args` bytes).
+    func releaseCharges(of subscription: Subscription) {
         subscription.isActive = false
         chargeArgs(-(subscription.args?.count ?? 0), to: subscription.session)
         if let account = subscription.session.account {
             account.subscriptions -= 1
             dropIfEmpty(account)
         }
+    }
+
+    /// Takes an ended subscription out of the index, the directory and the cluster's interest.
+    func unindex(_ subscription: Subscription) {
         if index.remove(subscription) {
             if !subscription.isWildcard { directoryDrop(subscription.pattern) }
         }

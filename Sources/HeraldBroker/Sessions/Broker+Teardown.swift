@@ -1,4 +1,5 @@
-/// Teardown in slices: what one connection leaves behind (its declared channels, its locks)
+/// Teardown in slices: what one connection leaves behind (its subscriptions' place in the
+/// index, its declared channels, its locks)
 /// is released a slice per loop pass, not all at once (issue 12).
 ///
 /// Why: each item costs little, but a connection can hold hundreds of thousands of them, and
@@ -19,6 +20,38 @@ extension Broker {
     /// Locks released at once, and per pass after that.
     static let inlineLockReleases = 200
     static let lockReleaseSlice = 5_000
+    /// Ended subscriptions taken out of the index at once, and per pass after that (issue 32:
+    /// a connection leaving with 100,000 held the loop 0.5–2.6 s).
+    static let inlineUnindexing = 500
+    static let unindexSlice = 5_000
+
+    /// Queues ended subscriptions (already inactive and given back) to leave the index, the
+    /// first `inlineUnindexing` now.
+    func deferUnindexing(_ subscriptions: [Subscription]) {
+        deferredUnindexing.append(contentsOf: subscriptions)
+        continueUnindexing(budget: Broker.inlineUnindexing)
+    }
+
+    /// Takes up to `budget` queued subscriptions out of the index, oldest first, stopping
+    /// early once `isOverBudget` says so. - Returns: whether it stopped for the clock.
+    @discardableResult
+    func continueUnindexing(budget: Int, isOverBudget: () -> Bool = { false }) -> Bool {
+        var done = 0
+        while done < budget, unindexHead < deferredUnindexing.count {
+            if done % Broker.itemsPerClockRead == Broker.itemsPerClockRead - 1 && isOverBudget() { return true }
+            unindex(deferredUnindexing[unindexHead])
+            unindexHead += 1
+            done += 1
+        }
+        if unindexHead == deferredUnindexing.count {
+            deferredUnindexing = []
+            unindexHead = 0
+        } else if unindexHead >= 4_096 && unindexHead * 2 >= deferredUnindexing.count {
+            deferredUnindexing.removeFirst(unindexHead)
+            unindexHead = 0
+        }
+        return false
+    }
 
     /// Ends every instance channel `owner` has declared: ownership at once (O(1), see
     /// `InstanceChannels.releaseAll`), the first `inlineRemovals` removals now, the rest a
@@ -65,7 +98,8 @@ extension Broker {
     /// Also true while a `since` replay has something to queue (`Broker+Replay.swift`): a
     /// replay is the same kind of work, done a slice per pass while the loop stays awake.
     public var hasDeferredWork: Bool {
-        removalHead < deferredRemovals.count || !deferredLocks.isEmpty || hasRunnableReplay
+        removalHead < deferredRemovals.count || !deferredLocks.isEmpty || unindexHead < deferredUnindexing.count
+            || hasRunnableReplay
     }
 
     /// Runs one slice of every queued teardown, and the next window of every `since` replay
@@ -76,7 +110,8 @@ extension Broker {
     /// cost is mostly cache misses in tables of millions of names, so a count alone held
     /// the loop 8-14 ms per pass during a 400,000-name teardown.
     public func continueDeferredWork(isOverBudget: () -> Bool = { false }) {
-        if !continueRemovals(budget: Broker.removalSlice, isOverBudget: isOverBudget) {
+        if !continueUnindexing(budget: Broker.unindexSlice, isOverBudget: isOverBudget),
+           !continueRemovals(budget: Broker.removalSlice, isOverBudget: isOverBudget) {
             continueLockReleases(budget: Broker.lockReleaseSlice, isOverBudget: isOverBudget)
         }
         continueReplays(isOverBudget: isOverBudget)
