@@ -6,7 +6,8 @@ import HeraldBroker
 ///
 /// Its snapshot is exact (`MirrorSnapshotPolicy.exact`): a lock change carries no version
 /// per row, so a merge could not tell a release missed while Redis was away from a lock the
-/// snapshot lacks.
+/// snapshot lacks. The price, a node left out of a snapshot (its liveness lapsed) losing its
+/// locks here, is paid by the resync, which announces every lock in full.
 final class LockMirror: MirroredTable {
     private unowned let engine: ClusterEngine
 
@@ -56,17 +57,13 @@ final class LockMirror: MirroredTable {
         engine.server.shared.withLock { broker in broker.releaseClusterLocks(ofNode: node) }
     }
 
-    /// Makes Redis's record of this node's locks exactly what it holds, in one `lockResync`
-    /// call: a Redis restarted without its data lost them, and one that died with a change
-    /// in flight (an `unlock`, a departure) kept records the node no longer has, which every
-    /// node would otherwise mirror for good.
+    /// Makes Redis's record of this node's locks exactly what it holds, then announces every
+    /// owner's locks in full (`LockResync`: the differences alone are not enough).
     func resync() {
         let node = engine.nodeIndex
         let owned = engine.server.shared.withLock { broker in broker.localLockRecords(ownNode: node) }
-        var arguments = engine.scriptCall("lockResync") + [Array(String(node).utf8)]
-        for (owner, records) in owned where !records.isEmpty {
-            arguments += [Array(String(owner).utf8), Array(String(records.count).utf8)] + records
+        for call in LockResync.calls(node: node, owned: owned) {
+            engine.commands.send(engine.scriptCall(call.script) + call.arguments) { _ in }
         }
-        engine.commands.send(arguments) { _ in }
     }
 }
