@@ -1,5 +1,3 @@
-import HeraldBroker
-
 /// A table every node mirrors through Redis. Rows are keyed by owner (a global client id
 /// whose top 32 bits are its node, `ClusterOwner.node(of:)`; for interest, the node), so
 /// "not mine", "node gone" and the resync after an outage are one rule per table. Each
