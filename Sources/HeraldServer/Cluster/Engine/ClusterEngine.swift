@@ -37,12 +37,13 @@ final class ClusterEngine {
     var unsettledHistoryBytes = 0
     /// A reload of the data-path scripts under way (the configuration changed).
     var isReloadingScripts = false
-    /// Where the engine is on its way to readiness (`ClusterLifecycle`).
-    var lifecycle = ClusterLifecycle(tables: [.interest, .locks, .links, .handlers])
+    /// Where the engine is on its way to readiness (`ClusterLifecycle`): its tables are the
+    /// mirrored tables with a snapshot, in their order.
+    var lifecycle = ClusterLifecycle(tables: [])
     /// The sync rules of the mirrored tables: held changes, the version seen (`MirrorSync`).
     var mirror = MirrorSync<MirrorChange>()
-    /// The mirrored tables, in the order their own rows are registered again
-    /// (`registerAgain`); those with a snapshot are read in `lifecycle.tables`' order.
+    /// The mirrored tables, in the order their snapshots are read (interest, locks, links,
+    /// handlers) and their own rows registered again (`registerAgain`).
     private(set) var mirroredTables: [any MirroredTable] = []
     /// Whether the node serves the cluster (every snapshot read).
     var isReady: Bool { lifecycle.isReady }
@@ -105,6 +106,7 @@ final class ClusterEngine {
         timer.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         mirroredTables = [InterestMirror(self), LockMirror(self), InstanceOwnerMirror(self), LinkMirror(self),
                           HandlerMirror(self)]
+        lifecycle = ClusterLifecycle(tables: mirroredTables.filter { $0.snapshotScript != nil }.map(\.tag))
     }
 
     /// Connects the three links and starts the liveness refresh.
