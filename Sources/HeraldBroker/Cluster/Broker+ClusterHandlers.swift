@@ -46,14 +46,14 @@ extension Broker {
     /// version); this node's own are kept (it registers them again, `localHandlers`).
     public func replaceClusterHandlers(with snapshot: [ClusterHandler], ownNode: Int) {
         guard let table = cluster?.handlers else { return }
-        for owner in table.owners where owner >> 32 != ownNode { table.removeAll(ownedBy: owner) }
-        for handler in snapshot where handler.owner >> 32 != ownNode { table.add(handler) }
+        for owner in table.owners where ClusterOwner.node(of: owner) != ownNode { table.removeAll(ownedBy: owner) }
+        for handler in snapshot where ClusterOwner.node(of: handler.owner) != ownNode { table.add(handler) }
     }
 
     /// A node left or was declared down: its handlers go. Costs the owners with handlers.
     public func releaseClusterHandlers(ofNode node: Int) {
         guard let table = cluster?.handlers else { return }
-        for owner in table.owners where owner >> 32 == node { table.removeAll(ownedBy: owner) }
+        for owner in table.owners where ClusterOwner.node(of: owner) == node { table.removeAll(ownedBy: owner) }
     }
 
     /// This node's handler subscriptions by connection, with the score each has in the

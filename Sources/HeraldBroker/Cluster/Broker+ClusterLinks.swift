@@ -57,24 +57,24 @@ extension Broker {
     /// A node left or was declared down: its connections' links go. Costs the owners with
     /// links plus that node's links.
     public func releaseClusterLinks(ofNode node: Int) {
-        for (owner, channels) in linksByOwner where owner >> 32 == node {
+        for (owner, channels) in linksByOwner where ClusterOwner.node(of: owner) == node {
             for channel in channels { dropLink(channel, ownedBy: owner) }
         }
     }
 
     /// At (re)connect: the other nodes' links become exactly `snapshot` (read at one version).
     public func replaceClusterLinks(with snapshot: [(owner: ConnectionID, channel: [UInt8], parent: [UInt8])], ownNode: Int) {
-        for (owner, channels) in linksByOwner where owner >> 32 != ownNode {
+        for (owner, channels) in linksByOwner where ClusterOwner.node(of: owner) != ownNode {
             for channel in channels { dropLink(channel, ownedBy: owner) }
         }
-        for entry in snapshot where entry.owner >> 32 != ownNode {
+        for entry in snapshot where ClusterOwner.node(of: entry.owner) != ownNode {
             setLink(entry.channel, to: entry.parent, ownedBy: entry.owner)
         }
     }
 
     /// This node's connections' links (to register again after Redis came back).
     public func localLinks(ownNode: Int) -> [(owner: ConnectionID, channel: [UInt8], parent: [UInt8])] {
-        linksByOwner.filter { $0.key >> 32 == ownNode }.flatMap { owner, channels in
+        linksByOwner.filter { ClusterOwner.node(of: $0.key) == ownNode }.flatMap { owner, channels in
             channels.compactMap { channel in links[channel].map { (owner, channel, $0.parent) } }
         }
     }

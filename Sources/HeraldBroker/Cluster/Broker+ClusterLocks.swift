@@ -52,7 +52,7 @@ extension Broker {
     /// A node left or was declared down: every lock its connections held goes. Costs the
     /// number of lock owners.
     public func releaseClusterLocks(ofNode node: Int) {
-        for owner in locks.owners where owner >> 32 == node { releaseClusterLocks(ownedBy: owner) }
+        for owner in locks.owners where ClusterOwner.node(of: owner) == node { releaseClusterLocks(ownedBy: owner) }
     }
 
     /// After (re)connecting to Redis: the other nodes' locks become exactly `snapshot`
@@ -61,10 +61,10 @@ extension Broker {
     /// registers them again, `localLockRecords`).
     public func replaceClusterLocks(with snapshot: [(owner: ConnectionID, records: [[UInt8]])], ownNode: Int) {
         var wanted: [ConnectionID: Set<Lock>] = [:]
-        for (owner, records) in snapshot where owner >> 32 != ownNode {
+        for (owner, records) in snapshot where ClusterOwner.node(of: owner) != ownNode {
             wanted[owner, default: []].formUnion(records.compactMap { ClusterLockRecord.decode($0, owner: owner) })
         }
-        for owner in locks.owners where owner >> 32 != ownNode {
+        for owner in locks.owners where ClusterOwner.node(of: owner) != ownNode {
             let stale = locks.owned(by: owner).filter { !(wanted[owner]?.contains($0) ?? false) }
             for lock in stale { releaseLock(lock) }
         }
@@ -78,7 +78,7 @@ extension Broker {
 
     /// This node's connections' locks, for registering them again after Redis came back.
     public func localLockRecords(ownNode: Int) -> [(owner: ConnectionID, records: [[UInt8]])] {
-        locks.owners.filter { $0 >> 32 == ownNode }.map { owner in
+        locks.owners.filter { ClusterOwner.node(of: $0) == ownNode }.map { owner in
             (owner, locks.owned(by: owner).map(ClusterLockRecord.encode))
         }
     }

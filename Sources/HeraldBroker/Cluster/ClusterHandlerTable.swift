@@ -1,7 +1,7 @@
 import HeraldWire
 
 /// One signal handler subscription of the cluster (docs/cluster.md, "Signals and links"):
-/// its connection (a global client id, so its node is `owner >> 32`), its name, its
+/// its connection (a global client id, so its node is `ClusterOwner.node(of:)`), its name, its
 /// pattern, and its score, the cluster-wide registration order Redis gave it
 /// (`INCR {p}hseq`), which is the order handlers of one level are offered a signal in.
 public struct ClusterHandler: Equatable, Sendable {
@@ -23,7 +23,7 @@ public struct ClusterHandler: Equatable, Sendable {
     }
 
     /// The node its connection is on.
-    var node: Int { owner >> 32 }
+    var node: Int { ClusterOwner.node(of: owner) }
 
     /// `cOWNER/NAME`, as `handled_by` and `timeouts` name it.
     var globalID: [UInt8] {

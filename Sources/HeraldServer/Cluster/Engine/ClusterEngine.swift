@@ -37,34 +37,16 @@ final class ClusterEngine {
     var unsettledHistoryBytes = 0
     /// A reload of the data-path scripts under way (the configuration changed).
     var isReloadingScripts = false
-    private var subscribed = 0
-    private(set) var isReady = false
-    /// Whether loading the scripts or reading a snapshot failed with the link up (Redis
-    /// still `LOADING` its data after a restart, say): the next period starts over.
-    var startupFailed = false
-    /// Whether the scripts were loaded on the command link's current connection (`takeSnapshot`
-    /// waits for it, not for SHAs left from an earlier connection).
-    private var scriptsLoaded = false
-    /// Whether a snapshot chain (`takeSnapshot` through `becomeReady`) is under way: one at a
-    /// time, since a second one's reads, older than the changes applied once the first made
-    /// the node ready, would replace them.
-    private var isTakingSnapshot = false
-    /// The current snapshot chain's number: a reply to a read of an abandoned chain (the
-    /// link dropped, the scripts are loaded again, a read failed) is ignored.
-    private(set) var snapshotRun = 0
-    /// Interest changes heard on this subscription before the interest snapshot's reply.
-    /// Applied as they come; applied again over the snapshot when Redis's versions went back
-    /// (`restartVersions`), since the old versions refused them.
-    private var heldInterest: [(node: Int, pattern: [UInt8], added: Bool, version: Int)] = []
-    /// Lock changes heard while not ready, replayed over the lock snapshot
-    /// (`ClusterEngine+Locks`).
-    var heldLockMessages: [ClusterLockMessage] = []
-    /// Link changes heard while not ready, replayed over the link snapshot
-    /// (`ClusterEngine+Links`).
-    var heldLinkMessages: [ClusterLinkMessage] = []
-    /// Handler changes heard while not ready, replayed over the handler snapshot
-    /// (`ClusterEngine+Handlers`).
-    var heldHandlerMessages: [ClusterHandlerMessage] = []
+    /// Where the engine is on its way to readiness (`ClusterLifecycle`): its tables are the
+    /// mirrored tables with a snapshot, in their order.
+    var lifecycle = ClusterLifecycle(tables: [])
+    /// The sync rules of the mirrored tables: held changes, the version seen (`MirrorSync`).
+    var mirror = MirrorSync<MirrorChange>()
+    /// The mirrored tables, in the order their snapshots are read (interest, locks, links,
+    /// handlers) and their own rows registered again (`registerAgain`).
+    private(set) var mirroredTables: [any MirroredTable] = []
+    /// Whether the node serves the cluster (every snapshot read).
+    var isReady: Bool { lifecycle.isReady }
     /// `link`/`unlink` replies waiting for every live node to apply their version.
     var heldReplies: [(version: Int, since: UInt64, call: ClusterState.ScriptCall, reply: RedisReply)] = []
     /// Instance channel removals that could not reach Redis, sent again once it is back
@@ -73,8 +55,6 @@ final class ClusterEngine {
     /// When the reaper may run again (`uv_hrtime`): after an outage, not before the other
     /// nodes had `node_timeout_ms` to refresh their liveness keys.
     private var reapAfter: UInt64 = 0
-    /// Whether the engine was ready before (so a new readiness follows a lost Redis).
-    private var wasReady = false
     private var queued: [ClusterState.Event] = []
     private var queuedInterest: [ClusterState.InterestChange] = []
     private var queuedCalls: [ClusterState.ScriptCall] = []
@@ -85,13 +65,12 @@ final class ClusterEngine {
     /// Held `sub` answers: the broker's ticket, the interest version once Redis gave it, when.
     var barriers: [(ticket: Int, version: Int?, since: UInt64)] = []
     /// The highest interest version each live node acknowledged.
-    private(set) var acknowledged: [Int: Int] = [:]
+    var acknowledged: [Int: Int] = [:]
     /// `locks {ch}` queries waiting for the other nodes' lists (`ClusterEngine+LockQueries`).
     var lockQueries: [Int: LockQuery] = [:]
     var nextLockQuery = 0
     /// The lowest version every live node (this one included) acknowledged.
     var minimumAcknowledged: Int { acknowledged.values.min() ?? 0 }
-    private var lastSeenVersion = 0
     /// The last liveness refresh's round trip to Redis, in µs (the monitor's figure).
     var redisRoundTripUs = 0
     /// When the liveness refresh now awaiting its reply was sent (`ClusterEngine+Stall`).
@@ -126,6 +105,9 @@ final class ClusterEngine {
         acknowledged[nodeIndex] = 0
         uv_timer_init(loop, timer)
         timer.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        mirroredTables = [InterestMirror(self), LockMirror(self), InstanceOwnerMirror(self), LinkMirror(self),
+                          HandlerMirror(self)]
+        lifecycle = ClusterLifecycle(tables: mirroredTables.filter { $0.snapshotScript != nil }.map(\.tag))
     }
 
     /// Connects the three links and starts the liveness refresh.
@@ -133,8 +115,8 @@ final class ClusterEngine {
         commands.onConnect = { [unowned self] in loadScripts() }
         commands.onDisconnect = { [unowned self] reason in lost(reason) }
         messages.onConnect = { [unowned self] in
-            subscribed = 0
-            forgetHeldMessages()
+            lifecycle.subscriptionRestarted()
+            mirror.subscriptionRestarted()
             // Named, so that the other nodes find its backlog in Redis's client list.
             messages.send([Array("CLIENT".utf8), Array("SETNAME".utf8), PubSubBacklog.name(prefix: prefix, node: nodeIndex)]) { _ in }
             messages.subscribe([ownChannel, interestChannel]) { [unowned self] reply in received(reply) }
@@ -197,7 +179,7 @@ final class ClusterEngine {
     func send(events: [ClusterState.Event], interest: [ClusterState.InterestChange],
               calls: [ClusterState.ScriptCall] = []) {
         guard isReady else {
-            if wasReady {
+            if lifecycle.wasReady {
                 refuseWhileDown(events: events, interest: interest, calls: calls)
             } else {
                 queuedCalls += calls.map { call in
@@ -333,7 +315,7 @@ final class ClusterEngine {
 
     // MARK: - Interest
 
-    private func sendInterest(_ change: ClusterState.InterestChange, again: Bool = false) {
+    func sendInterest(_ change: ClusterState.InterestChange, again: Bool = false) {
         if let owner = change.lockOwner { return sendLocks(change, owner: owner) }
         if let owner = change.handlerOwner { return sendHandlers(change, owner: owner) }
         if change.added && change.ticket > 0 { barriers.append((change.ticket, nil, uv_hrtime())) }
@@ -400,27 +382,17 @@ final class ClusterEngine {
 
     // MARK: - Messages
 
+    /// A reply on the subscription link: a subscription confirmed, events for this node, node
+    /// messages, table changes (`heardTableChange`) and membership messages.
     private func received(_ reply: RedisReply) {
         guard let parts = reply.elements, parts.count == 3, let kind = parts[0].bytes else { return }
-        if kind == Array("subscribe".utf8) {
-            subscribed += 1
-            if subscribed == 2 { takeSnapshot() }
-            return
-        }
+        if kind == Array("subscribe".utf8) { return perform(lifecycle.subscriptionConfirmed()) }
         guard kind == Array("message".utf8), let channel = parts[1].bytes, let payload = parts[2].bytes else { return }
         if channel == ownChannel {
             if ClusterNodeMessage.isNodeMessage(payload) { return nodeMessage(payload) }
             deliver(payload)
-        } else if payload.first == UInt8(ascii: "R") {
-            removalMessage(payload)
-        } else if ClusterHandlerMessage.isHandlerMessage(payload) {
-            handlerMessage(payload)
-        } else if let message = ClusterLinkMessage(payload) {
-            linkMessage(message)
-        } else if ClusterLockMessage.isLockMessage(payload) {
-            lockMessage(payload)
-        } else {
-            interestMessage(payload)
+        } else if !heardTableChange(payload) {
+            membershipMessage(payload)
         }
     }
 
@@ -446,21 +418,14 @@ final class ClusterEngine {
         if !complete { server.logger.warn("cluster: malformed event message dropped", ["bytes": payload.count]) }
     }
 
-    /// `+NODE V PATTERN`, `-NODE V PATTERN`, `aNODE V`, `jNODE`, `lNODE` (left), `dNODE V`
-    /// (declared down by the reaper).
-    private func interestMessage(_ payload: [UInt8]) {
+    /// `aNODE V` (acknowledged), `jNODE` (joined), `lNODE` (left), `dNODE V` (declared down
+    /// by the reaper); the table changes of the interest channel are the `MirroredTable`s'.
+    private func membershipMessage(_ payload: [UInt8]) {
         guard let kind = payload.first else { return }
         let fields = payload.dropFirst().split(separator: 32, maxSplits: 2, omittingEmptySubsequences: false)
-        guard let node = fields.first.flatMap({ Int(String(decoding: $0, as: UTF8.self)) }) else { return }
-        let version = fields.count > 1 ? Int(String(decoding: fields[1], as: UTF8.self)) : nil
+        guard let node = fields.first.flatMap(ClusterWireNumber.parse) else { return }
+        let version = fields.count > 1 ? ClusterWireNumber.parse(fields[1]) : nil
         switch kind {
-        case UInt8(ascii: "+"), UInt8(ascii: "-"):
-            guard let version, fields.count == 3 else { return }
-            let pattern = Array(fields[2])
-            let added = kind == UInt8(ascii: "+")
-            table.apply(node: node, pattern: pattern, added: added, version: version)
-            if !isReady { heldInterest.append((node, pattern, added, version)) }
-            acknowledge(version)
         case UInt8(ascii: "a"):
             guard let version else { return }
             acknowledged[node] = max(acknowledged[node] ?? 0, version)
@@ -475,24 +440,45 @@ final class ClusterEngine {
         }
     }
 
-    /// Tells the other nodes this node applied every change up to `version`. Not before it
-    /// is ready: until its snapshots are read and the lock changes heard meanwhile are
-    /// replayed, it has not applied everything below a version it heard (`becomeReady`
-    /// acknowledges then).
-    func acknowledge(_ version: Int) {
-        guard version > lastSeenVersion else { return }
-        lastSeenVersion = version
-        guard isReady else { return }
+    /// Tells the other nodes this node applied every change up to `version` (only once it
+    /// is ready: `MirrorSync` decides).
+    func sendAcknowledgement(_ version: Int) {
         commands.send([Array("PUBLISH".utf8), interestChannel, Array("a\(nodeIndex) \(version)".utf8)]) { _ in }
+    }
+
+    /// A node the interest snapshot lists: counted as having acknowledged `version` when it
+    /// was not counted yet.
+    func nodeSeen(_ node: Int, at version: Int) {
+        if acknowledged[node] == nil { acknowledged[node] = version }
     }
 
     // MARK: - Start-up and recovery
 
+    /// Loads the scripts again (the command link connected, Redis answered `NOSCRIPT`, a
+    /// failed start is tried again): the snapshot run under way, if any, is abandoned.
     func loadScripts() {
-        isReady = false
-        startupFailed = false
-        scriptsLoaded = false
-        abandonSnapshot()
+        perform(lifecycle.loadScripts())
+    }
+
+    /// Performs what the lifecycle decided.
+    func perform(_ action: ClusterLifecycle.Action) {
+        switch action {
+        case .none:
+            return
+        case .loadScripts:
+            mirror.startOver()
+            sendScripts()
+        case .readSnapshot(let run, let tag):
+            guard let table = mirroredTables.first(where: { $0.tag == tag }) else { return }
+            readSnapshot(of: table, run: run)
+        case .becomeReady(let again):
+            becomeReady(again: again)
+        }
+    }
+
+    /// Sends every script's `SCRIPT LOAD`; once all are loaded, the lifecycle goes on.
+    private func sendScripts() {
+        let run = lifecycle.run
         scriptParameters = ClusterScriptParameters(prefix: prefix, config: server.config)
         let sources = Self.scriptSources(scriptParameters)
         var left = sources.count
@@ -502,112 +488,45 @@ final class ClusterEngine {
                 if let sha = reply.bytes { scripts[name] = sha } else { failure = reply.failure ?? "bad reply" }
                 left -= 1
                 guard left == 0 else { return }
-                if let failure { return startOverLater("loading the scripts failed", failure) }
-                scriptsLoaded = true
-                takeSnapshot()
+                if let failure { return startOverLater("loading the scripts failed", failure, run: run) }
+                perform(lifecycle.scriptsLoaded(run: run))
             }
         }
     }
 
-    /// A step of getting ready failed with the link up: logs it, and the next period starts
-    /// over from loading the scripts (`everyPeriod`).
-    func startOverLater(_ what: String, _ failure: String) {
+    /// A step of getting ready (of run `run`) failed with the link up: logs it, and the next
+    /// period starts over from loading the scripts (`everyPeriod`).
+    func startOverLater(_ what: String, _ failure: String, run: Int) {
+        guard lifecycle.failed(run: run) else { return }
         server.logger.warn("cluster: " + what + "; trying again", ["error": failure])
-        startupFailed = true
-        abandonSnapshot()
-    }
-
-    /// Ends the snapshot chain under way, if any: the replies to its reads are ignored, and
-    /// the next `takeSnapshot` starts one afresh.
-    private func abandonSnapshot() {
-        snapshotRun &+= 1
-        isTakingSnapshot = false
-    }
-
-    /// A new subscription begins: the changes heard on the previous one and held for a
-    /// snapshot are dropped. The snapshot read after this subscription has every one of them
-    /// (or, from a Redis that came back empty, none: their versions belong to the old data
-    /// set, and replayed over the new one they would bring back handlers, locks or links gone).
-    private func forgetHeldMessages() {
-        heldInterest = []
-        heldLockMessages = []
-        heldLinkMessages = []
-        heldHandlerMessages = []
-    }
-
-    /// Once the scripts are loaded and both subscriptions are on: reads every live node's
-    /// interest at one version, then starts sending.
-    private func takeSnapshot() {
-        guard scriptsLoaded, subscribed == 2, commands.isConnected, !isReady, !isTakingSnapshot else { return }
-        isTakingSnapshot = true
-        let run = snapshotRun
-        commands.send([Array("EVALSHA".utf8), scripts["snapshot"] ?? [], Array("0".utf8), Array(prefix.utf8)]) { [unowned self] reply in
-            guard run == snapshotRun else { return }
-            guard let parts = reply.elements, let version = parts.first?.integer else {
-                return startOverLater("reading the interest table failed", reply.failure ?? "bad reply")
-            }
-            applyInterestSnapshot(parts, at: version)
-            takeLockSnapshot()
-        }
-    }
-
-    /// Applies the interest snapshot (every live node's patterns at `version`) over the
-    /// routing table. Entries are merged, not replaced: a node whose liveness key lapsed
-    /// while Redis was away is missing from the snapshot but keeps its routes. When Redis's
-    /// versions went back, the changes heard on this subscription are applied again, now
-    /// that the old versions no longer refuse them.
-    private func applyInterestSnapshot(_ parts: [RedisReply], at version: Int) {
-        let heard = heldInterest
-        heldInterest = []
-        let wentBack = version < lastSeenVersion
-        if wentBack { restartVersions(at: version) }
-        var at = 1
-        while at + 1 < parts.count {
-            if let node = parts[at].bytes.flatMap({ Int(String(decoding: $0, as: UTF8.self)) }) {
-                if acknowledged[node] == nil { acknowledged[node] = version }
-                for pattern in parts[at + 1].elements ?? [] {
-                    if let bytes = pattern.bytes { table.apply(node: node, pattern: bytes, added: true, version: version) }
-                }
-            }
-            at += 2
-        }
-        if wentBack {
-            for change in heard {
-                table.apply(node: change.node, pattern: change.pattern, added: change.added, version: change.version)
-            }
-            if let newest = heard.map(\.version).max() { acknowledge(newest) }
-        }
-        acknowledge(version)
+        mirror.startOver()
     }
 
     /// Redis's versions went back (it came back without its data, or a replica behind its
     /// primary took over): what this node knew of the old ones means nothing now. It would
-    /// refuse to acknowledge the new versions up to the old high point, count every node as
-    /// having acknowledged them already (so held `sub` answers went out before the other
-    /// nodes applied the change), and hold answers for versions that will not come again.
-    private func restartVersions(at version: Int) {
+    /// refuse the new versions up to the old high point, count every node as having
+    /// acknowledged them already (so held `sub` answers went out before the other nodes
+    /// applied the change), and hold answers for versions that will not come again.
+    func restartVersions(at version: Int, was: Int) {
         server.logger.info("cluster: Redis's interest versions went back; starting over from them",
-                           ["was": lastSeenVersion, "now": version])
-        lastSeenVersion = version
+                           ["was": was, "now": version])
         table.forgetVersions()
         for (node, acknowledgedVersion) in acknowledged { acknowledged[node] = min(acknowledgedVersion, version) }
         for index in barriers.indices where (barriers[index].version ?? 0) > version { barriers[index].version = 0 }
     }
 
-    func becomeReady() {
-        isReady = true
-        isTakingSnapshot = false
-        heldInterest = []
+    /// Every snapshot is read: starts sending; `registersAgain` when it was ready before
+    /// (Redis came back).
+    private func becomeReady(again registersAgain: Bool) {
+        let version = mirror.becomeReady()
         // Registering again comes after the removals queued while Redis was away: a pattern
         // or group removed and then added again in that time must end up registered.
-        let registersAgain = wasReady
         // Back from an outage (a failover, say): the other nodes could not refresh their
         // liveness either, so none is judged until each had `node_timeout_ms` to do so.
         if registersAgain { reapAfter = uv_hrtime() + UInt64(settings.nodeTimeoutMs) * 1_000_000 }
-        wasReady = true
         commands.send([Array("PUBLISH".utf8), interestChannel, Array("j\(nodeIndex)".utf8)]) { _ in }
         // Everything up to the snapshots' version and the changes heard since is applied.
-        commands.send([Array("PUBLISH".utf8), interestChannel, Array("a\(nodeIndex) \(lastSeenVersion)".utf8)]) { _ in }
+        sendAcknowledgement(version)
         server.logger.info("cluster ready", ["node": settings.node, "index": nodeIndex])
         if !registersAgain { announceUp() }
         let events = queued
@@ -635,34 +554,15 @@ final class ClusterEngine {
         server.shared.withLock { broker in broker.interestSeen(upTo: ticket) }
     }
 
-    /// After Redis came back: registers the node and every local pattern again, since a
-    /// Redis restarted without its data lost them (re-adding what is still there is harmless:
-    /// the sets are sets and each change carries a new version).
-    func registerAgain() {
-        resumeSeqs()
-        rejoin()
-        let patterns = server.shared.withLock { broker in broker.localInterestPatterns() }
-        for pattern in patterns { sendInterest(ClusterState.InterestChange(pattern: pattern, added: true, ticket: 0)) }
-        let groups = server.shared.withLock { broker in broker.localGroupMemberships() }
-        for group in groups {
-            sendInterest(ClusterState.InterestChange(pattern: group.pattern, group: group.group, members: group.members, ticket: 0),
-                         again: true)
-        }
-        registerLocksAgain()
-        claimInstancesAgain()
-        registerLinksAgain()
-        registerHandlersAgain()
-        server.logger.info("cluster: registered again after Redis came back", ["patterns": patterns.count])
-    }
-
+    /// A link dropped: the snapshot run under way is abandoned and getting ready starts
+    /// over when the links are back; what waits for Redis is answered now.
     private func lost(_ reason: String) {
         server.shared.withLock { broker in broker.abandonResume() }
         if isReady {
             server.logger.warn("cluster: Redis connection lost", ["error": reason, "redis": "\(commands.host):\(commands.port)"])
         }
-        isReady = false
-        abandonSnapshot()
-        subscribed = messages.isConnected ? subscribed : 0
+        lifecycle.lost(commandsConnected: commands.isConnected, messagesConnected: messages.isConnected)
+        mirror.startOver()
         // Held answers go: the subscriptions work on this node (re-registering the node's
         // interest after a reconnect is part of what is left, docs/cluster.md).
         for index in barriers.indices where barriers[index].version == nil { barriers[index].version = 0 }
@@ -675,6 +575,8 @@ final class ClusterEngine {
         for call in waiting { answered(call, .disconnected) }
     }
 
+    /// The timer's tick: the liveness refresh, the reaper and script reloads while ready, a
+    /// failed start tried again while not.
     private func everyPeriod() {
         followSentinel()
         if livenessLink.isConnected && !dropIfStalled() { refreshLiveness() }
@@ -682,29 +584,12 @@ final class ClusterEngine {
             reloadScriptsIfChanged()
             if uv_hrtime() >= reapAfter { reap() }
             reapInstances()
-        } else if startupFailed && commands.isConnected {
-            loadScripts()
+        } else {
+            perform(lifecycle.period(commandsConnected: commands.isConnected))
         }
         releaseBarriers(now: uv_hrtime())
         expireLockQueries(now: uv_hrtime())
         commands.flush()
         control.flush()
-    }
-
-    /// A node left or was declared down: its routing entries go, and held answers stop
-    /// waiting for its acknowledgement.
-    func nodeGone(_ node: Int) {
-        let now = server.main.now
-        table.forget(node: node)
-        server.shared.withLock { broker in
-            broker.releaseClusterLocks(ofNode: node)
-            broker.releaseClusterLinks(ofNode: node)
-            broker.releaseClusterHandlers(ofNode: node)
-            broker.clusterNodeGone(node)
-            broker.clusterSignalNodeGone(node, now: now)
-        }
-        acknowledged[node] = nil
-        releaseBarriers(now: uv_hrtime())
-        lockQueriesForget(node: node)
     }
 }

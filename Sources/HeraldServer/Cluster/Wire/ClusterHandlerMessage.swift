@@ -26,23 +26,24 @@ struct ClusterHandlerMessage {
         let op = payload[1]
         guard [UInt8(ascii: "A"), UInt8(ascii: "S"), UInt8(ascii: "R"), UInt8(ascii: "X")].contains(op) else { return nil }
         var at = 2
-        guard let node = Self.number(payload, &at), Self.skip(32, payload, &at), let version = Self.number(payload, &at),
-              Self.skip(32, payload, &at), let owner = Self.number(payload, &at) else { return nil }
+        guard let node = ClusterWireNumber.read(payload, at: &at), ClusterWireNumber.skip(32, in: payload, at: &at),
+              let version = ClusterWireNumber.read(payload, at: &at), ClusterWireNumber.skip(32, in: payload, at: &at),
+              let owner = ClusterWireNumber.read(payload, at: &at) else { return nil }
         var handlers: [ClusterHandler] = []
         var names: [[UInt8]] = []
         while at < payload.count {
-            guard Self.skip(32, payload, &at) else { return nil }
+            guard ClusterWireNumber.skip(32, in: payload, at: &at) else { return nil }
             var score = 0
             var pattern: [UInt8] = []
             if op != UInt8(ascii: "R") {
-                guard let parsed = Self.number(payload, &at), Self.skip(32, payload, &at),
+                guard let parsed = ClusterWireNumber.read(payload, at: &at), ClusterWireNumber.skip(32, in: payload, at: &at),
                       let end = payload[at...].firstIndex(of: 32) else { return nil }
                 score = parsed
                 pattern = Array(payload[at..<end])
                 at = end + 1
             }
-            guard let length = Self.number(payload, &at), Self.skip(UInt8(ascii: ":"), payload, &at),
-                  length <= payload.count - at else { return nil }
+            guard let length = ClusterWireNumber.read(payload, at: &at),
+                  ClusterWireNumber.skip(UInt8(ascii: ":"), in: payload, at: &at), length <= payload.count - at else { return nil }
             let name = Array(payload[at..<(at + length)])
             at += length
             if op == UInt8(ascii: "R") {
@@ -58,22 +59,5 @@ struct ClusterHandlerMessage {
         self.owner = owner
         self.handlers = handlers
         self.names = names
-    }
-
-    private static func number(_ payload: [UInt8], _ at: inout Int) -> Int? {
-        var value = 0
-        var digits = 0
-        while at < payload.count, payload[at] >= 48, payload[at] <= 57, digits < 18 {
-            value = value * 10 + Int(payload[at] - 48)
-            digits += 1
-            at += 1
-        }
-        return digits > 0 ? value : nil
-    }
-
-    private static func skip(_ byte: UInt8, _ payload: [UInt8], _ at: inout Int) -> Bool {
-        guard at < payload.count, payload[at] == byte else { return false }
-        at += 1
-        return true
     }
 }

@@ -16,8 +16,8 @@ struct ClusterLinkMessage {
     init?(_ payload: [UInt8]) {
         guard let kind = payload.first, kind == UInt8(ascii: "K") || kind == UInt8(ascii: "k") else { return nil }
         let fields = payload.dropFirst().split(separator: 32, omittingEmptySubsequences: true)
-        guard fields.count >= 4, let node = Self.number(fields[0]), let version = Self.number(fields[1]),
-              let owner = Self.number(fields[2]) else { return nil }
+        guard fields.count >= 4, let node = ClusterWireNumber.parse(fields[0]), let version = ClusterWireNumber.parse(fields[1]),
+              let owner = ClusterWireNumber.parse(fields[2]) else { return nil }
         if kind == UInt8(ascii: "K") {
             guard fields.count == 5 else { return nil }
             channels = [Array(fields[3])]
@@ -29,10 +29,5 @@ struct ClusterLinkMessage {
         self.node = node
         self.version = version
         self.owner = owner
-    }
-
-    private static func number(_ field: ArraySlice<UInt8>) -> Int? {
-        guard field.count <= 19 else { return nil }
-        return Int(String(decoding: field, as: UTF8.self))
     }
 }

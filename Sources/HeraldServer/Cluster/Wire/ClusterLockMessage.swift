@@ -24,30 +24,15 @@ struct ClusterLockMessage {
         guard Self.isLockMessage(payload) else { return nil }
         op = payload[0]
         var at = 1
-        func number(until end: UInt8?) -> Int? {
-            var value = 0
-            var digits = 0
-            while at < payload.count, payload[at] != end {
-                let byte = payload[at]
-                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), digits < 18 else { return nil }
-                value = value * 10 + Int(byte - UInt8(ascii: "0"))
-                digits += 1
-                at += 1
-            }
-            guard digits > 0 else { return nil }
-            if at < payload.count { at += 1 }
-            return value
-        }
-        guard let node = number(until: 32), let version = number(until: 32), let owner = number(until: 32) else { return nil }
+        guard let node = ClusterWireNumber.read(payload, at: &at), ClusterWireNumber.skip(32, in: payload, at: &at),
+              let version = ClusterWireNumber.read(payload, at: &at), ClusterWireNumber.skip(32, in: payload, at: &at),
+              let owner = ClusterWireNumber.read(payload, at: &at) else { return nil }
         var records: [[UInt8]] = []
         while at < payload.count {
-            guard let length = number(until: UInt8(ascii: ":")), payload.count - at >= length else { return nil }
+            guard ClusterWireNumber.skip(32, in: payload, at: &at), let length = ClusterWireNumber.read(payload, at: &at),
+                  ClusterWireNumber.skip(UInt8(ascii: ":"), in: payload, at: &at), payload.count - at >= length else { return nil }
             records.append(Array(payload[at..<(at + length)]))
             at += length
-            if at < payload.count {
-                guard payload[at] == 32 else { return nil }
-                at += 1
-            }
         }
         self.node = node
         self.version = version

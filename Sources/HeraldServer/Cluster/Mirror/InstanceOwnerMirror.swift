@@ -1,0 +1,70 @@
+import HeraldBroker
+
+/// The instance channels' owners (docs/cluster.md, "Instance channels"), as a mirrored
+/// table: ownership is a key in Redis and this node's table keeps only the owners connected
+/// here, so there is no snapshot to read (a `declare` asks Redis). What it shares with the
+/// other tables is the interest channel (`ROWNER REASON CH CH…`: channels removed, applied
+/// at once, ready or not, since they only end subscriptions here) and the resync after an
+/// outage. A dead node's channels are cleared in Redis by the reaper a slice per period
+/// (`reapInstances`), whose removals arrive as announcements: nothing to drop here.
+final class InstanceOwnerMirror: MirroredTable {
+    private unowned let engine: ClusterEngine
+
+    /// The mirror of `engine`'s broker's instance channel owners.
+    init(_ engine: ClusterEngine) {
+        self.engine = engine
+    }
+
+    /// `MirrorTableTag.instanceOwners`.
+    var tag: MirrorTableTag { .instanceOwners }
+    /// Unused: there is no snapshot.
+    var policy: MirrorSnapshotPolicy { .exact }
+    /// None.
+    var snapshotScript: String? { nil }
+    /// "removal".
+    var name: String { "removal" }
+
+    /// `ROWNER REASON CH CH…`.
+    func parse(_ payload: [UInt8]) -> MirrorMessage? {
+        guard payload.first == UInt8(ascii: "R") else { return nil }
+        let fields = payload.dropFirst().split(separator: 32, omittingEmptySubsequences: true)
+        guard fields.count >= 3 else { return .malformed }
+        return .unversioned(.removal(names: fields.dropFirst(2).map { Array($0) }))
+    }
+
+    /// Ends the exact subscriptions of the removed channels here.
+    func apply(_ change: MirrorChange) {
+        guard case .removal(let names) = change else { return }
+        engine.server.shared.withLock { broker in broker.clusterChannelsRemoved(names) }
+    }
+
+    /// Never called: there is no snapshot.
+    func applySnapshot(_ entries: [RedisReply], at version: Int) {}
+
+    /// Nothing: the reaper's removals end the dead node's channels.
+    func nodeGone(_ node: Int) {}
+
+    /// Makes Redis's record of this node's instance channels exactly what it holds (a
+    /// removal lost with a primary that died is cleared, `ClusterInstanceScripts.resync`),
+    /// then claims every one again (Redis restarted without its data, or this node was
+    /// declared down while it ran): one `declare` call per owner, at most
+    /// `ClusterState.undeclareBatch` channels each.
+    func resync() {
+        let node = Array(String(engine.nodeIndex).utf8)
+        let claims = engine.server.shared.withLock { broker in broker.localInstanceClaims() }
+        var resync = engine.scriptCall("instanceResync") + [node]
+        for (owner, names) in claims {
+            for name in names { resync += [name, Array(String(owner).utf8)] }
+        }
+        engine.commands.send(resync) { _ in }
+        for (owner, names) in claims {
+            var start = 0
+            while start < names.count {
+                let end = min(start + ClusterState.undeclareBatch, names.count)
+                let arguments = [node, Array(String(owner).utf8)] + names[start..<end]
+                engine.sendCall(ClusterState.ScriptCall(unwaited: .declare, arguments: arguments))
+                start = end
+            }
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import HeraldBroker
+
+/// The interest table's mirror (docs/cluster.md, "Interest"): `+NODE V PATTERN` and
+/// `-NODE V PATTERN` on the interest channel, every live node's patterns read by the
+/// `snapshot` script, the routing table `InterestTable` as the broker-free table.
+///
+/// Its snapshot is a merge (`MirrorSnapshotPolicy.merge`): a node whose liveness key lapsed
+/// while Redis was away is missing from the snapshot but keeps its routes, and the table's
+/// version per entry refuses every held change the snapshot already covers.
+final class InterestMirror: MirroredTable {
+    private unowned let engine: ClusterEngine
+
+    /// The mirror of `engine`'s routing table.
+    init(_ engine: ClusterEngine) {
+        self.engine = engine
+    }
+
+    /// `MirrorTableTag.interest`.
+    var tag: MirrorTableTag { .interest }
+    /// A merge: see the type's documentation.
+    var policy: MirrorSnapshotPolicy { .merge }
+    /// `ClusterScripts.snapshot`.
+    var snapshotScript: String? { "snapshot" }
+    /// "interest".
+    var name: String { "interest" }
+
+    /// `+NODE V PATTERN` or `-NODE V PATTERN`.
+    func parse(_ payload: [UInt8]) -> MirrorMessage? {
+        guard let kind = payload.first, kind == UInt8(ascii: "+") || kind == UInt8(ascii: "-") else { return nil }
+        let fields = payload.dropFirst().split(separator: 32, maxSplits: 2, omittingEmptySubsequences: false)
+        guard fields.count == 3, let node = ClusterWireNumber.parse(fields[0]),
+              let version = ClusterWireNumber.parse(fields[1]) else { return .malformed }
+        let change = MirrorChange.interest(node: node, pattern: Array(fields[2]), added: kind == UInt8(ascii: "+"),
+                                           version: version)
+        return .change(version: version, change)
+    }
+
+    /// Enters the change in the routing table (refused there when an entry is newer).
+    func apply(_ change: MirrorChange) {
+        guard case .interest(let node, let pattern, let added, let version) = change else { return }
+        engine.table.apply(node: node, pattern: pattern, added: added, version: version)
+    }
+
+    /// `NODE, {PATTERN…}` pairs, merged into the table at `version`; a node not counted yet
+    /// counts as having acknowledged `version`.
+    func applySnapshot(_ entries: [RedisReply], at version: Int) {
+        for entry in entries.chunks(of: 2) {
+            guard let node = entry[0].bytes.flatMap(ClusterWireNumber.parse) else { continue }
+            engine.nodeSeen(node, at: version)
+            for pattern in entry[1].elements ?? [] {
+                if let bytes = pattern.bytes { engine.table.apply(node: node, pattern: bytes, added: true, version: version) }
+            }
+        }
+    }
+
+    /// The node's entries go, and the patterns nobody else holds.
+    func nodeGone(_ node: Int) {
+        engine.table.forget(node: node)
+    }
+
+    /// Registers every local pattern and queue group membership again (re-adding what is
+    /// still there is harmless: the sets are sets and each change carries a new version).
+    func resync() {
+        let patterns = engine.server.shared.withLock { broker in broker.localInterestPatterns() }
+        for pattern in patterns {
+            engine.sendInterest(ClusterState.InterestChange(pattern: pattern, added: true, ticket: 0))
+        }
+        let groups = engine.server.shared.withLock { broker in broker.localGroupMemberships() }
+        for group in groups {
+            let change = ClusterState.InterestChange(pattern: group.pattern, group: group.group, members: group.members,
+                                                     ticket: 0)
+            engine.sendInterest(change, again: true)
+        }
+    }
+}

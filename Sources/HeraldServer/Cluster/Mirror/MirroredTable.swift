@@ -1,0 +1,29 @@
+/// A table every node mirrors through Redis. Rows are keyed by owner (a global client id
+/// whose top 32 bits are its node, `ClusterOwner.node(of:)`; for interest, the node), so
+/// "not mine", "node gone" and the resync after an outage are one rule per table. Each
+/// table is a small adapter between the broker's table and the engine's I/O; the sync rules
+/// (hold, replay, acknowledge) are `MirrorSync`'s, the order of the snapshot reads
+/// `ClusterLifecycle`'s.
+protocol MirroredTable: AnyObject {
+    /// Which table it is.
+    var tag: MirrorTableTag { get }
+    /// How its snapshot meets the rows held before it.
+    var policy: MirrorSnapshotPolicy { get }
+    /// The script that reads every live node's rows at one version (its reply: the version,
+    /// then the entries); nil: the table has no snapshot.
+    var snapshotScript: String? { get }
+    /// The table's name in logs.
+    var name: String { get }
+    /// Parses an interest-channel payload. - Returns: nil when it is not this table's.
+    func parse(_ payload: [UInt8]) -> MirrorMessage?
+    /// Applies a change (another node's; this node's own where the table enters them from
+    /// the announcement).
+    func apply(_ change: MirrorChange)
+    /// Applies the snapshot's entries (the reply after its version), read at `version`.
+    func applySnapshot(_ entries: [RedisReply], at version: Int)
+    /// Node `node` left or was declared down: every row of its owners goes.
+    func nodeGone(_ node: Int)
+    /// After an outage (or a lapse of this node's liveness): makes Redis's record of this
+    /// node's rows exactly what it holds, and announces every one of them again, in full.
+    func resync()
+}
