@@ -1,5 +1,5 @@
 import Foundation
-import HeraldBroker
+@testable import HeraldBroker
 import Testing
 
 /// `sub` with `compact:true`: that subscription's events leave out `sub` and `from` (the
