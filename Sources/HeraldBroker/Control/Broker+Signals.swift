@@ -24,7 +24,7 @@ extension Broker {
         session.signalsInFlight += 1
         // Cluster mode: the node's index in the high bits, so ids never collide across nodes.
         let pending = PendingSignal(
-            id: (cluster.map { $0.nodeIndex << 32 } ?? 0) | nextSignalID, sender: session, origin: origin,
+            id: port.idBase | nextSignalID, sender: session, origin: origin,
             data: scanner.raw(.data).map { Array($0) }, tag: scanner.raw(.tag).map { Array($0) },
             rid: current.ridRaw.map { Array($0) }, timeoutMs: timeout, levels: route(from: origin))
         signals[pending.id] = pending
@@ -137,7 +137,7 @@ extension Broker {
                 finish(pending, handledBy: nil, at: nil)
                 return
             }
-            pending.candidates = cluster == nil ? handlers(matching: level).map { .local($0) } : clusterHandlers(matching: level)
+            pending.candidates = port.signalCandidates(self, matching: level)
             pending.nextCandidate = 0
         }
     }
@@ -155,8 +155,8 @@ extension Broker {
             && maySubscribe(handler.session, to: pending.origin)
     }
 
-    /// Handler subscriptions matching a level, in subscription order.
-    private func handlers(matching level: [UInt8]) -> [Subscription] {
+    /// Handler subscriptions matching a level, in subscription order (`SingleNodePort`).
+    func handlers(matching level: [UInt8]) -> [Subscription] {
         var found: [Subscription] = []
         for target in index.targets(for: level) {
             switch target {

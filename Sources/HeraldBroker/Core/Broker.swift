@@ -14,8 +14,15 @@ public final class Broker {
         // events published after it (`Broker+Replay.swift`): its subscriptions go live now.
         didSet { if config.history == 0 && !replays.isEmpty { endReplaysWithoutHistory() } }
     }
-    /// Cluster mode's state (docs/cluster.md); nil when the daemon runs alone.
-    public var cluster: ClusterState?
+    /// Cluster mode's state (docs/cluster.md); nil when the daemon runs alone. The server
+    /// sets it once, before serving, and drains its queue; the broker's ops reach it only
+    /// through `port`.
+    public var cluster: ClusterState? {
+        didSet { port = cluster ?? SingleNodePort() }
+    }
+    /// Where every op that cluster mode does differently goes (`ClusterPort`): this node
+    /// alone, or the cluster state. Called once per op, never per delivery.
+    var port: any ClusterPort = SingleNodePort()
     /// The channel of the last cross-node event (cluster mode; runs repeat it).
     var remoteChannel: Channel?
     /// The quoted id of the last cross-node publisher (cluster mode).
@@ -163,9 +170,9 @@ public final class Broker {
             out.appendInt(config.maxLine)
             out.appendRaw(config.auth.isEnabled ? #","auth":true,"heartbeat_ms":"# : #","auth":false,"heartbeat_ms":"#)
             out.appendInt(config.heartbeatMs)
-            if let cluster {
+            if let node = port.node {
                 out.appendRaw(#","node":"#)
-                out.appendJSONString(Array(cluster.nodeName.utf8))
+                out.appendJSONString(Array(node.utf8))
             }
             out.appendRaw("}}\n")
         }
@@ -287,7 +294,7 @@ public final class Broker {
         if index.remove(subscription) {
             if !subscription.isWildcard { directoryDrop(subscription.pattern) }
         }
-        if cluster != nil { clusterUnsubscribed(subscription) }
+        port.unsubscribed(self, subscription)
     }
 }
 

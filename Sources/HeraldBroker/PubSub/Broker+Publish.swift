@@ -7,7 +7,11 @@ extension Broker {
     /// only a cached prefix (`{"event":"CH","sub":"NAME"`) and, when set, `args`, `last`
     /// and `dropped` are added.
     func publish(from session: Session) throws(HeraldError) {
-        if let cluster { return try publishToCluster(cluster, from: session) }
+        try port.publish(self, from: session)
+    }
+
+    /// `pub` on a node alone (`SingleNodePort`).
+    func publishLocally(from session: Session) throws(HeraldError) {
         let channel = try publishChannel(for: session)
         channel.seq += 1
         buildSharedParts(seq: channel.seq, from: session, data: scanner.raw(.data))
@@ -105,9 +109,18 @@ extension Broker {
 
     /// The same, for a publisher named by its global id (it may live on another node).
     func fanOut(on channel: Channel, publisherID publisher: ConnectionID) -> Int {
+        fanOut(on: channel, publisherID: publisher, plain: true, pickedGroups: nil)
+    }
+
+    /// The one fan-out loop. Its targets get the event when `plain`; each queue group among
+    /// them picks a member here unless `pickedGroups` is given (cluster mode: Redis picked the
+    /// groups whose member on this node gets it, `deliverToPickedGroups`). The choices are
+    /// made once per event, never per subscriber.
+    func fanOut(on channel: Channel, publisherID publisher: ConnectionID, plain: Bool, pickedGroups: [[UInt8]]?) -> Int {
         channel.refreshTargets(in: index)
         var receivers = 0
         fanOutDepth += 1
+        let picksGroupsHere = pickedGroups == nil
         // The cache is borrowed in place, not copied to locals: three array copies were three
         // retains and three releases per publish (a tenth of a 1→1 message's instructions),
         // and a read-only `withUnsafeBufferPointer` on a class's property still copies. The
@@ -118,6 +131,20 @@ extension Broker {
         // outlive the loop.
         channel.isFanningOut = true
         defer { channel.isFanningOut = false }
+        if plain {
+            receivers += fanOutTargets(of: channel, publisherID: publisher, picksGroups: picksGroupsHere)
+        }
+        if let pickedGroups {
+            receivers += deliverToPickedGroups(pickedGroups, on: channel, publisherID: publisher)
+        }
+        fanOutDepth -= 1
+        return receivers
+    }
+
+    /// The loop over the channel's cached targets (`fanOut`); a group target picks a member
+    /// when `picksGroups`. - Returns: how many subscriptions received the event.
+    private func fanOutTargets(of channel: Channel, publisherID publisher: ConnectionID, picksGroups: Bool) -> Int {
+        var receivers = 0
         channel.fastTargets.withUnsafeMutableBufferPointer { targets in
             channel.prefixArena.withUnsafeMutableBytes { prefixArena in
                 let prefixes = UnsafeRawBufferPointer(prefixArena)
@@ -132,7 +159,7 @@ extension Broker {
                                 }
                             }
                         }
-                    } else if let group = target.group?.takeUnretainedValue(),
+                    } else if picksGroups, let group = target.group?.takeUnretainedValue(),
                               let member = group.pick({ !$0.isReplaying && accepts($0, from: publisher, on: channel) }) {
                         groupPrefix.removeAll(keepingCapacity: true)
                         channel.appendPrefix(for: member, to: &groupPrefix)
@@ -142,7 +169,6 @@ extension Broker {
                 }
             }
         }
-        fanOutDepth -= 1
         return receivers
     }
 

@@ -35,7 +35,11 @@ extension Broker {
             throw HeraldError(.badField, "field 'timeout_ms' must be 1 to " + String(Broker.maxRequestTimeoutMs))
         }
         try admitRequest(from: session)
-        if let cluster { return try clusterRequest(cluster, from: session, now: now, timeoutMs: timeout) }
+        try port.request(self, from: session, now: now, timeoutMs: timeout)
+    }
+
+    /// An admitted `req` on a node alone (`SingleNodePort`).
+    func requestLocally(from session: Session, now: Int, timeoutMs timeout: Int) throws(HeraldError) {
         let channel = try publishChannel(for: session)
         let token = ReplyToken(random: randomWord)
         channel.seq += 1
@@ -67,7 +71,11 @@ extension Broker {
     /// - Throws: `forbidden` (auth on) when the request was not delivered to this connection
     ///   or its user may not publish on the request's channel; the request stays pending.
     func reply(from session: Session) throws(HeraldError) {
-        if let cluster { return try clusterReply(cluster, from: session) }
+        try port.reply(self, from: session)
+    }
+
+    /// `reply` on a node alone (`SingleNodePort`).
+    func replyLocally(from session: Session) throws(HeraldError) {
         guard scanner.isPresent(.to) else { throw HeraldError(.missingField, "missing field 'to'") }
         let found = try scanner.withString(.to) { bytes throws(HeraldError) in
             ReplyToken(hex: bytes).flatMap { requests.id(for: $0) }
