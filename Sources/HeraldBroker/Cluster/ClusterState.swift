@@ -179,9 +179,10 @@ public final class ClusterState {
     /// queued while the engine's loop was busy, which the server bounds for backpressure
     /// (`cluster.max_outstanding_bytes`) before it becomes one oversized `publish` call.
     public private(set) var outboxBytes = 0
-    /// Where in `commands` the last interest change is (a group's count updates it), and
-    /// the last event or call (a departing owner's `undeclare` grows it).
+    /// Where in `commands` the last interest change is (a group's count updates it).
     private var lastInterest: Int?
+    /// Where in `commands` the last event or call is (a departing owner's `undeclare` grows
+    /// it while nothing but interest changes came after it).
     private var lastOther: Int?
     /// The last barrier ticket handed out, and the highest every node has acknowledged.
     private(set) var lastTicket = 0

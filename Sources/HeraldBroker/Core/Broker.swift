@@ -15,14 +15,12 @@ public final class Broker {
         didSet { if config.history == 0 && !replays.isEmpty { endReplaysWithoutHistory() } }
     }
     /// Cluster mode's state (docs/cluster.md); nil when the daemon runs alone. The server
-    /// sets it once, before serving, and drains its queue; the broker's ops reach it only
-    /// through `port`.
-    public var cluster: ClusterState? {
-        didSet { port = cluster ?? SingleNodePort() }
-    }
+    /// drains its queue; the broker's ops reach it only through `port`.
+    public let cluster: ClusterState?
     /// Where every op that cluster mode does differently goes (`ClusterPort`): this node
-    /// alone, or the cluster state. Called once per op, never per delivery.
-    var port: any ClusterPort = SingleNodePort()
+    /// alone, or the cluster state. Called once per op, never per delivery; a `let`, so a
+    /// call borrows it (a `var` would be retained and released around every call).
+    let port: any ClusterPort
     /// The channel of the last cross-node event (cluster mode; runs repeat it).
     var remoteChannel: Channel?
     /// The quoted id of the last cross-node publisher (cluster mode).
@@ -137,8 +135,11 @@ public final class Broker {
     ///   - wallClock: the wall clock in ms since 1970, for ping payloads.
     ///   - randomWord: random 64-bit words for reply tokens; the default is the system
     ///     CSPRNG, and only tests should pass anything else (tokens must be unguessable).
+    ///   - cluster: cluster mode's state, for a node of a cluster; nil alone.
     public init(config: BrokerConfig, now: Int, wallClock: @escaping @Sendable () -> Int,
-                randomWord: @escaping () -> UInt64 = Broker.secureRandomWord) {
+                randomWord: @escaping () -> UInt64 = Broker.secureRandomWord, cluster: ClusterState? = nil) {
+        self.cluster = cluster
+        self.port = cluster ?? SingleNodePort()
         self.config = config
         self.startedAt = now
         self.wallClock = wallClock

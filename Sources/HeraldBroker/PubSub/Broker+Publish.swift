@@ -108,19 +108,19 @@ extension Broker {
     }
 
     /// The same, for a publisher named by its global id (it may live on another node).
+    @inline(__always)
     func fanOut(on channel: Channel, publisherID publisher: ConnectionID) -> Int {
         fanOut(on: channel, publisherID: publisher, plain: true, pickedGroups: nil)
     }
 
-    /// The one fan-out loop. Its targets get the event when `plain`; each queue group among
-    /// them picks a member here unless `pickedGroups` is given (cluster mode: Redis picked the
-    /// groups whose member on this node gets it, `deliverToPickedGroups`). The choices are
-    /// made once per event, never per subscriber.
+    /// The one fan-out loop. The channel's targets get the event when `plain`; a queue group
+    /// among them picks a member here unless `pickedGroups` is given (cluster mode: Redis
+    /// picked the groups whose member on this node gets it, `deliverToPickedGroups`).
     func fanOut(on channel: Channel, publisherID publisher: ConnectionID, plain: Bool, pickedGroups: [[UInt8]]?) -> Int {
         channel.refreshTargets(in: index)
         var receivers = 0
         fanOutDepth += 1
-        let picksGroupsHere = pickedGroups == nil
+        let picksGroups = pickedGroups == nil
         // The cache is borrowed in place, not copied to locals: three array copies were three
         // retains and three releases per publish (a tenth of a 1→1 message's instructions),
         // and a read-only `withUnsafeBufferPointer` on a class's property still copies. The
@@ -132,43 +132,33 @@ extension Broker {
         channel.isFanningOut = true
         defer { channel.isFanningOut = false }
         if plain {
-            receivers += fanOutTargets(of: channel, publisherID: publisher, picksGroups: picksGroupsHere)
-        }
-        if let pickedGroups {
-            receivers += deliverToPickedGroups(pickedGroups, on: channel, publisherID: publisher)
-        }
-        fanOutDepth -= 1
-        return receivers
-    }
-
-    /// The loop over the channel's cached targets (`fanOut`); a group target picks a member
-    /// when `picksGroups`. - Returns: how many subscriptions received the event.
-    private func fanOutTargets(of channel: Channel, publisherID publisher: ConnectionID, picksGroups: Bool) -> Int {
-        var receivers = 0
-        channel.fastTargets.withUnsafeMutableBufferPointer { targets in
-            channel.prefixArena.withUnsafeMutableBytes { prefixArena in
-                let prefixes = UnsafeRawBufferPointer(prefixArena)
-                for target in targets {
-                    if let single = target.subscription {
-                        single._withUnsafeGuaranteedRef { subscription in
-                            subscription.withSession { session in
-                                let prefix = UnsafeRawBufferPointer(rebasing: prefixes[target.prefix])
-                                if accepts(subscription, of: session, from: publisher, on: channel),
-                                   deliver(to: subscription, of: session, prefix: prefix) {
-                                    receivers += 1
+            channel.fastTargets.withUnsafeMutableBufferPointer { targets in
+                channel.prefixArena.withUnsafeMutableBytes { prefixArena in
+                    let prefixes = UnsafeRawBufferPointer(prefixArena)
+                    for target in targets {
+                        if let single = target.subscription {
+                            single._withUnsafeGuaranteedRef { subscription in
+                                subscription.withSession { session in
+                                    let prefix = UnsafeRawBufferPointer(rebasing: prefixes[target.prefix])
+                                    if accepts(subscription, of: session, from: publisher, on: channel),
+                                       deliver(to: subscription, of: session, prefix: prefix) {
+                                        receivers += 1
+                                    }
                                 }
                             }
+                        } else if picksGroups, let group = target.group?.takeUnretainedValue(),
+                                  let member = group.pick({ !$0.isReplaying && accepts($0, from: publisher, on: channel) }) {
+                            groupPrefix.removeAll(keepingCapacity: true)
+                            channel.appendPrefix(for: member, to: &groupPrefix)
+                            let delivered = groupPrefix.withUnsafeBytes { deliver(to: member, prefix: $0) }
+                            if delivered { receivers += 1 }
                         }
-                    } else if picksGroups, let group = target.group?.takeUnretainedValue(),
-                              let member = group.pick({ !$0.isReplaying && accepts($0, from: publisher, on: channel) }) {
-                        groupPrefix.removeAll(keepingCapacity: true)
-                        channel.appendPrefix(for: member, to: &groupPrefix)
-                        let delivered = groupPrefix.withUnsafeBytes { deliver(to: member, prefix: $0) }
-                        if delivered { receivers += 1 }
                     }
                 }
             }
         }
+        if let pickedGroups { receivers += deliverToPickedGroups(pickedGroups, on: channel, publisherID: publisher) }
+        fanOutDepth -= 1
         return receivers
     }
 
