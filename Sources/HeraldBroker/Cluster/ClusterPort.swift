@@ -60,6 +60,31 @@ protocol ClusterPort: AnyObject {
     /// Links of `owner` dropped without an answer (it left, or lost the right).
     func linksDropped(_ broker: Broker, _ channels: [[UInt8]], owner: ConnectionID)
 
+    /// Writes an answer made now, in its turn: alone at once; in cluster mode after the
+    /// answers of the session's requests still waiting for Redis.
+    func answerInTurn(_ broker: Broker, _ session: Session, _ build: (inout [UInt8]) -> Void)
+    /// After a reload: connections whose user may no longer publish on the channel of another
+    /// node's request delivered to them lose the right to reply to it.
+    func revokeDeliveredRequestRights(_ broker: Broker)
+    /// A deadline of cluster mode's own (`deliveredRequest`, `remoteOffer`) is due.
+    func deadlinePassed(_ broker: Broker, _ kind: DeadlineKind, id: Int)
+
+    /// Another node's signal offered to `session` under `number`, if it is one (alone: never).
+    func remoteOffer(_ broker: Broker, _ number: Int?, to session: Session) -> RemoteOffer?
+    /// A handler's verdict on another node's signal, sent back.
+    func answerRemoteOffer(_ broker: Broker, _ offer: RemoteOffer, by session: Session, _ verdict: ClusterSignalMessage.Verdict)
+    /// A handler's `callback` on another node's signal, relayed to the sender's node.
+    func relayCallback(_ broker: Broker, _ offer: RemoteOffer, from session: Session) throws(HeraldError)
+    /// Offers a signal of this node to a handler on another node (`SignalCandidate.remote`).
+    func offerRemotely(_ broker: Broker, _ pending: PendingSignal, to handler: ClusterHandler, level: [UInt8], now: Int)
+    /// `session` leaves or can no longer answer: the other nodes' offers it holds pass.
+    func passRemoteOffers(_ broker: Broker, of session: Session)
+    /// A signal of this node ended: the other nodes drop the offers they still hold for it.
+    func withdrawRemoteOffers(_ broker: Broker, of pending: PendingSignal)
+    /// After a reload: other nodes' offers held by connections whose user may no longer see
+    /// the signal's origin pass.
+    func revokeRemoteOffers(_ broker: Broker)
+
     /// `declare` of an instance channel nobody owns here, once admitted: claims and answers.
     func claim(_ broker: Broker, _ name: [UInt8], for session: Session)
     /// An instance channel lost its owner: its exact subscriptions go (through Redis first

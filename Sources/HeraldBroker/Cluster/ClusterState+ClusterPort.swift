@@ -108,6 +108,61 @@ extension ClusterState: ClusterPort {
         unlinkAll(channels, owner: owner)
     }
 
+    /// Behind the session's requests waiting for Redis, as an `answer` call in their order
+    /// (`Broker+ClusterState.swift`).
+    func answerInTurn(_ broker: Broker, _ session: Session, _ build: (inout [UInt8]) -> Void) {
+        broker.answerInTurn(session, build)
+    }
+
+    /// Drops the rights to reply that the reload took (`Broker+ClusterRequests.swift`).
+    func revokeDeliveredRequestRights(_ broker: Broker) {
+        broker.revokeDeliveredRequestRights()
+    }
+
+    /// A delivered request's reply rights, or another node's offer, ran out.
+    func deadlinePassed(_ broker: Broker, _ kind: DeadlineKind, id: Int) {
+        switch kind {
+        case .deliveredRequest: broker.expireDeliveredRequest(id)
+        case .remoteOffer: broker.forgetRemoteOffer(id)
+        case .request, .signalOffer, .auth: return
+        }
+    }
+
+    /// Looks the offer up among the other nodes' (`Broker+ClusterSignals.swift`).
+    func remoteOffer(_ broker: Broker, _ number: Int?, to session: Session) -> RemoteOffer? {
+        broker.remoteOffer(number, to: session)
+    }
+
+    /// Sends the verdict to the sender's node.
+    func answerRemoteOffer(_ broker: Broker, _ offer: RemoteOffer, by session: Session, _ verdict: ClusterSignalMessage.Verdict) {
+        broker.answerRemoteOffer(offer, by: session, verdict)
+    }
+
+    /// Relays the callback to the sender's node.
+    func relayCallback(_ broker: Broker, _ offer: RemoteOffer, from session: Session) throws(HeraldError) {
+        try broker.relayCallback(offer, from: session)
+    }
+
+    /// Sends the offer to the handler's node.
+    func offerRemotely(_ broker: Broker, _ pending: PendingSignal, to handler: ClusterHandler, level: [UInt8], now: Int) {
+        broker.offerRemotely(pending, to: handler, level: level, now: now)
+    }
+
+    /// Tells the senders' nodes the offers `session` held are gone.
+    func passRemoteOffers(_ broker: Broker, of session: Session) {
+        broker.passRemoteOffers(of: session)
+    }
+
+    /// Tells the nodes that were offered the signal it ended.
+    func withdrawRemoteOffers(_ broker: Broker, of pending: PendingSignal) {
+        broker.withdrawRemoteOffers(of: pending)
+    }
+
+    /// Passes the offers the reload took away.
+    func revokeRemoteOffers(_ broker: Broker) {
+        broker.revokeRemoteOffers()
+    }
+
     /// Claims the channel in Redis (`Broker+ClusterInstances.swift`).
     func claim(_ broker: Broker, _ name: [UInt8], for session: Session) {
         broker.claimInCluster(name, for: session, self)

@@ -89,6 +89,38 @@ final class SingleNodePort: ClusterPort {
     /// Nobody else needs to know.
     func linksDropped(_ broker: Broker, _ channels: [[UInt8]], owner: ConnectionID) {}
 
+    /// Writes it at once.
+    func answerInTurn(_ broker: Broker, _ session: Session, _ build: (inout [UInt8]) -> Void) {
+        broker.write(session, build)
+    }
+
+    /// No other node delivers requests here.
+    func revokeDeliveredRequestRights(_ broker: Broker) {}
+
+    /// Never scheduled alone.
+    func deadlinePassed(_ broker: Broker, _ kind: DeadlineKind, id: Int) {}
+
+    /// Every signal is this node's.
+    func remoteOffer(_ broker: Broker, _ number: Int?, to session: Session) -> RemoteOffer? { nil }
+
+    /// Never reached alone (no remote offer exists).
+    func answerRemoteOffer(_ broker: Broker, _ offer: RemoteOffer, by session: Session, _ verdict: ClusterSignalMessage.Verdict) {}
+
+    /// Never reached alone (no remote offer exists).
+    func relayCallback(_ broker: Broker, _ offer: RemoteOffer, from session: Session) throws(HeraldError) {}
+
+    /// Never reached alone (every candidate is local).
+    func offerRemotely(_ broker: Broker, _ pending: PendingSignal, to handler: ClusterHandler, level: [UInt8], now: Int) {}
+
+    /// No other node's offers are held here.
+    func passRemoteOffers(_ broker: Broker, of session: Session) {}
+
+    /// No other node was offered it.
+    func withdrawRemoteOffers(_ broker: Broker, of pending: PendingSignal) {}
+
+    /// No other node's offers are held here.
+    func revokeRemoteOffers(_ broker: Broker) {}
+
     /// Records the owner and answers.
     func claim(_ broker: Broker, _ name: [UInt8], for session: Session) {
         broker.acceptDeclaration(of: name, by: session)

@@ -123,7 +123,7 @@ extension Broker {
     /// After SIGHUP: `session` leaves the recipients of every request on a channel its user
     /// may no longer publish on, so a reply from it is `forbidden` from now on.
     func revokeReplyRights() {
-        revokeDeliveredRequestRights()
+        port.revokeDeliveredRequestRights(self)
         guard requests.count > 0 else { return }
         requests.removeRecipients { request, recipient in
             guard let session = sessions[recipient] else { return true }
@@ -143,8 +143,7 @@ extension Broker {
             case .request: expireRequest(due.id)
             case .signalOffer: expireSignalOffer(due.id, now: now)
             case .auth: expireAuthentication(of: due.id, now: now)
-            case .deliveredRequest: expireDeliveredRequest(due.id)
-            case .remoteOffer: forgetRemoteOffer(due.id)
+            case .deliveredRequest, .remoteOffer: port.deadlinePassed(self, due.kind, id: due.id)
             }
         }
         flushSystemEvents()
