@@ -81,15 +81,17 @@ public final class Server {
         self.reload = reload
         clusterBackpressure = join == nil ? nil : config.cluster.map(ClusterBackpressure.init(settings:))
         ticker = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
+        let cluster = join.flatMap { join in
+            config.cluster.map { settings in ClusterState(nodeIndex: join.nodeIndex, nodeName: settings.node) }
+        }
         let broker = Broker(config: Server.brokerConfig(from: config, epoch: join?.epoch ?? makeEpoch()),
-                            now: Int(uv_hrtime() / 1_000_000), wallClock: wallClockMilliseconds)
+                            now: Int(uv_hrtime() / 1_000_000), wallClock: wallClockMilliseconds, cluster: cluster)
         if let recovered { broker.restore(recovered.entries, revFloor: recovered.revFloor) }
         shared = SharedBroker(broker)
         for index in 0..<max(1, config.workers) {
             workers.append(try Worker(index: index, server: self, shared: shared))
         }
         if let join, let settings = config.cluster {
-            broker.cluster = ClusterState(nodeIndex: join.nodeIndex, nodeName: settings.node)
             broker.cluster?.pipelinesStateOps = settings.waitReplicas == 0
             nextConnectionID = (join.nodeIndex << 32) | 1
             var joined = settings

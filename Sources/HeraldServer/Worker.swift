@@ -194,9 +194,7 @@ final class Worker: @unchecked Sendable {
         var authEvents: [AuthEvent] = []
         let isMain = self === server.main
         var moreTeardown = false
-        var clusterEvents: [ClusterState.Event] = []
-        var clusterInterest: [ClusterState.InterestChange] = []
-        var clusterCalls: [ClusterState.ScriptCall] = []
+        var clusterCommands: [ClusterCommand] = []
         var wakeMain = false
         // What the other loops queued for the engine and it has not taken (bytes).
         var clusterWaitingBytes = 0
@@ -207,9 +205,7 @@ final class Worker: @unchecked Sendable {
             if let cluster = broker.cluster, cluster.hasWork, !isMain {
                 wakeMain = true
             } else if let cluster = broker.cluster, cluster.hasWork {
-                clusterEvents = cluster.takeOutbox()
-                clusterInterest = cluster.takeInterest()
-                clusterCalls = cluster.takeCalls()
+                clusterCommands = cluster.takeCommands()
             }
             if broker.hasDeferredWork {
                 // A quarter of the pass budget: teardown is background work for a client
@@ -236,9 +232,7 @@ final class Worker: @unchecked Sendable {
             clusterWaitingBytes = broker.cluster?.outboxBytes ?? 0
         }
         write(ready)
-        if !clusterEvents.isEmpty || !clusterInterest.isEmpty || !clusterCalls.isEmpty {
-            server.clusterEngine?.send(events: clusterEvents, interest: clusterInterest, calls: clusterCalls)
-        }
+        if !clusterCommands.isEmpty { server.clusterEngine?.send(clusterCommands) }
         if !clusterWriters.isEmpty && pauseClusterWriters(waitingBytes: clusterWaitingBytes) && !isMain { wakeMain = true }
         if isMain { server.clusterEngine?.updateBackpressure() }
         hasTeardown = moreTeardown

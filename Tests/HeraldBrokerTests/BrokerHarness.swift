@@ -72,9 +72,8 @@ final class BrokerHarness {
 extension BrokerHarness {
     /// A harness whose broker runs in cluster mode as node `node` (the test plays the engine).
     static func clustered(node: Int, _ config: BrokerConfig = BrokerConfig(epoch: "e1")) -> (BrokerHarness, ClusterState) {
-        let harness = BrokerHarness(config)
         let cluster = ClusterState(nodeIndex: node)
-        harness.broker.cluster = cluster
-        return (harness, cluster)
+        let broker = Broker(config: config, now: 0, wallClock: { 1_700_000_000_000 }, cluster: cluster)
+        return (BrokerHarness(broker: broker), cluster)
     }
 }

@@ -140,9 +140,7 @@ import Testing
     }
 
     @Test func cancelledClusterRequestDropsItsLocalWaiterSoALateRemoteReplyIsDiscarded() {
-        let harness = BrokerHarness()
-        let cluster = ClusterState(nodeIndex: 5)
-        harness.broker.cluster = cluster
+        let (harness, cluster) = BrokerHarness.clustered(node: 5)
         let asker = harness.connect()
         harness.send(asker, #"{"op":"req","ch":"math.double","data":21,"rid":"q"}"#)
         let token = cluster.takeOutbox().first { $0.replyToken != nil }?.replyToken ?? []

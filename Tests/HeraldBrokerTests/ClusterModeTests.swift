@@ -104,9 +104,7 @@ import Testing
     }
 
     @Test func aSubWithSinceWaitsForRedisThenSendsReplayAndBufferedEventsOnceInOrder() {
-        let harness = BrokerHarness()
-        let cluster = ClusterState(nodeIndex: 1)
-        harness.broker.cluster = cluster
+        let (harness, cluster) = BrokerHarness.clustered(node: 1)
         let client = harness.connect()
         harness.send(client, #"{"op":"sub","ch":"h.1","sub":"b","since":5,"rid":"r"}"#)
         #expect(harness.frames(client).isEmpty, "no answer before Redis read the history")
@@ -131,9 +129,7 @@ import Testing
     }
 
     @Test func aCatchUpRedisCouldNotRunEndsTheSubscriptionWithUnavailable() {
-        let harness = BrokerHarness()
-        let cluster = ClusterState(nodeIndex: 1)
-        harness.broker.cluster = cluster
+        let (harness, cluster) = BrokerHarness.clustered(node: 1)
         let client = harness.connect()
         harness.send(client, #"{"op":"sub","ch":"h.1","sub":"b","current":true}"#)
         let calls = cluster.takeCalls()

@@ -1,5 +1,5 @@
 import Foundation
-import HeraldBroker
+@testable import HeraldBroker
 import Testing
 
 /// `sub` with `compact:true`: that subscription's events leave out `sub` and `from` (the
@@ -81,9 +81,7 @@ import Testing
 /// The same in cluster mode: events from other nodes and a `since` catch-up read from Redis.
 @Suite struct ClusterCompactSubscriptionTests {
     @Test func remoteEventsAndARedisCatchUpReachACompactSubscriptionWithoutSubAndFrom() {
-        let harness = BrokerHarness()
-        let cluster = ClusterState(nodeIndex: 1)
-        harness.broker.cluster = cluster
+        let (harness, cluster) = BrokerHarness.clustered(node: 1)
         let client = harness.connect()
         harness.send(client, #"{"op":"sub","ch":"h.1","since":5,"compact":true}"#)
         let calls = cluster.takeCalls()

@@ -96,7 +96,7 @@ extension Broker {
         buildSharedParts(seq: seq, quotedFrom: quotedRemote(publisher), data: data)
         stats.msgsIn += 1
         // Plain: this node's queue groups get an event only when the script picked them.
-        let receivers = fanOutCluster(on: channel, publisherID: publisher, plain: true, groups: [])
+        let receivers = fanOut(on: channel, publisherID: publisher, plain: true, pickedGroups: [])
         flushSystemEvents()
         return receivers
     }

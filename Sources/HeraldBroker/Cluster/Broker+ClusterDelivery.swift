@@ -48,7 +48,7 @@ extension Broker {
             eventShared.drop(last: 2)
             eventShared.append(event.tail)
             eventShared.append("}\n")
-            return fanOutCluster(on: channel, publisherID: event.from, plain: routing.plain, groups: routing.groups)
+            return fanOut(on: channel, publisherID: event.from, plain: routing.plain, pickedGroups: routing.groups)
         }
         if let data = event.data {
             data.withUnsafeBytes { buildSharedParts(seq: event.seq, quotedFrom: quoted, data: $0, middle: replyField) }
@@ -57,7 +57,7 @@ extension Broker {
         }
         let guarded = token != nil && config.auth.isEnabled
         if guarded { requests.beginCollectingRecipients() }
-        let receivers = fanOutCluster(on: channel, publisherID: event.from, plain: routing.plain, groups: routing.groups)
+        let receivers = fanOut(on: channel, publisherID: event.from, plain: routing.plain, pickedGroups: routing.groups)
         guard guarded, let token, let cluster else { return receivers }
         let recipients = requests.endCollectingRecipients()
         if !recipients.isEmpty {

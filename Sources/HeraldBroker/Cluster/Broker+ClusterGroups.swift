@@ -49,36 +49,14 @@ extension Broker {
         index.allGroups().map { ($0.pattern, $0.name, $0.members) }
     }
 
-    /// Fan-out of an event from Redis: to the plain subscriptions when `plain`, and to one
-    /// member of each named group (`PATTERN GROUP`) whose pattern matches the channel. A
-    /// group with no member here that may take the event (its last one just left, or the
-    /// only one is the publisher with `echo:false`) does not get it.
+    /// Delivers an event from Redis to one member here of each group Redis picked for this
+    /// node (`PATTERN GROUP` entries) whose pattern matches the channel: the rest of
+    /// `fanOut` in cluster mode, inside its loop's guard. A group with no member here that
+    /// may take the event (its last one just left, or the only one is the publisher with
+    /// `echo:false`) does not get it.
     /// - Returns: how many subscriptions received it.
-    func fanOutCluster(on channel: Channel, publisherID publisher: ConnectionID, plain: Bool, groups: [[UInt8]]) -> Int {
-        channel.refreshTargets(in: index)
-        let keepAlive = channel.targets
+    func deliverToPickedGroups(_ groups: [[UInt8]], on channel: Channel, publisherID publisher: ConnectionID) -> Int {
         var receivers = 0
-        fanOutDepth += 1
-        if plain {
-            let fast = channel.fastTargets
-            let arena = channel.prefixArena
-            fast.withUnsafeBufferPointer { targets in
-                arena.withUnsafeBytes { prefixes in
-                    for target in targets {
-                        guard let single = target.subscription else { continue }
-                        single._withUnsafeGuaranteedRef { subscription in
-                            subscription.withSession { session in
-                                let prefix = UnsafeRawBufferPointer(rebasing: prefixes[target.prefix])
-                                if accepts(subscription, of: session, from: publisher, on: channel),
-                                   deliver(to: subscription, of: session, prefix: prefix) {
-                                    receivers += 1
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
         for entry in groups {
             guard let (pattern, name) = InterestTable.groupEntry(entry),
                   pattern == channel.name || ChannelName.matches(pattern: pattern, channel: channel.name),
@@ -88,8 +66,6 @@ extension Broker {
             channel.appendPrefix(for: member, to: &groupPrefix)
             if groupPrefix.withUnsafeBytes({ deliver(to: member, prefix: $0) }) { receivers += 1 }
         }
-        fanOutDepth -= 1
-        withExtendedLifetime(keepAlive) {}
         return receivers
     }
 }

@@ -1,9 +1,10 @@
 import HeraldWire
 
-/// What cluster mode adds to the broker (docs/cluster.md): the events this node's clients
-/// published, waiting for the engine to send them to Redis in one batch per loop pass; the
-/// changes of this node's interest (patterns gaining their first or losing their last local
-/// subscriber); and the interest tickets every node has seen (the `sub` answers waiting for
+/// What cluster mode adds to the broker (docs/cluster.md): one queue of commands for the
+/// engine, in order (`ClusterCommand`): the events this node's clients published, sent to
+/// Redis in one batch per loop pass; the changes of this node's interest (patterns gaining
+/// their first or losing their last local subscriber); the script calls parked requests
+/// wait for; and the interest tickets every node has seen (the `sub` answers waiting for
 /// them are held like durability answers, in `Retention.heldSessions`).
 ///
 /// The broker stays pure: it fills this and the server's `ClusterEngine` drains it, talks to
@@ -126,9 +127,6 @@ public final class ClusterState {
         public let channel: [UInt8]?
         /// The script's arguments after the prefix and the targets.
         public internal(set) var arguments: [[UInt8]]
-        /// How many events of the same pass's outbox go to Redis before this call, so one
-        /// client's `pub` and state ops keep their order.
-        public var position: Int
         /// The interest ticket every node must have acknowledged before the call runs (0:
         /// none): a catch-up reads history only once every node routes the channel here.
         public let afterTicket: Int
@@ -174,21 +172,23 @@ public final class ClusterState {
     public let nodeIndex: Int
     /// This node's name (`cluster.node`), in `info` and `stats`.
     public let nodeName: String
-    /// Events in publish order since the engine last took them.
-    public private(set) var outbox: [Event] = []
-    /// The bytes of `outbox`'s channels and data: with several loops, what the other loops
+    /// Events, interest changes and script calls, in the order queued since the engine last
+    /// took them: one client's `pub` and state ops keep their order.
+    public private(set) var commands: [ClusterCommand] = []
+    /// The bytes of the queued events' channels and data: with several loops, what the other loops
     /// queued while the engine's loop was busy, which the server bounds for backpressure
     /// (`cluster.max_outstanding_bytes`) before it becomes one oversized `publish` call.
     public private(set) var outboxBytes = 0
-    /// Interest changes in order since the engine last took them.
-    public private(set) var interest: [InterestChange] = []
+    /// Where in `commands` the last interest change is (a group's count updates it).
+    private var lastInterest: Int?
+    /// Where in `commands` the last event or call is (a departing owner's `undeclare` grows
+    /// it while nothing but interest changes came after it).
+    private var lastOther: Int?
     /// The last barrier ticket handed out, and the highest every node has acknowledged.
     private(set) var lastTicket = 0
     public private(set) var ticketsDone = 0
     var receipts: [Int: Receipt] = [:]
     private var nextReceipt = 0
-    /// Script calls in order since the engine last took them.
-    public private(set) var calls: [ScriptCall] = []
     /// Parked requests by token.
     var waiting: [Int: Waiting] = [:]
     /// Every signal handler of the cluster (`Broker+ClusterSignals`).
@@ -206,7 +206,7 @@ public final class ClusterState {
     var resumeFloors: [[UInt8]: Int] = [:]
     /// Whether either is in use (the delivery fast path checks this one flag).
     var isResuming: Bool { !resuming.isEmpty || !resumeFloors.isEmpty }
-    /// Per owner, the position in `interest` of its handler removal still taking names.
+    /// Per owner, the index in `commands` of its handler removal still taking names.
     private var openHandlerRemovals: [ConnectionID: Int] = [:]
     private var nextToken = 0
     /// Requests from any node delivered here with auth on: who may reply (`DeliveredRequests`).
@@ -219,17 +219,40 @@ public final class ClusterState {
     }
 
     /// Whether the engine has something to send.
-    public var hasWork: Bool { !outbox.isEmpty || !interest.isEmpty || !calls.isEmpty }
+    public var hasWork: Bool { !commands.isEmpty }
 
-    /// How many items (events, interest changes, script calls) wait for the engine. It only
-    /// grows between two takes, so the server compares it around a read to tell whether that
-    /// read's lines queued cluster work (the connections to pause under backpressure).
-    public var queuedWork: Int { outbox.count + interest.count + calls.count }
+    /// How many commands wait for the engine. It only grows between two takes, so the
+    /// server compares it around a read to tell whether that read's lines queued cluster
+    /// work (the connections to pause under backpressure).
+    public var queuedWork: Int { commands.count }
 
-    /// Hands the queued script calls to the engine, in order.
-    public func takeCalls() -> [ScriptCall] {
-        defer { calls.removeAll(keepingCapacity: true) }
-        return calls
+    /// Hands the queued commands to the engine, in order.
+    public func takeCommands() -> [ClusterCommand] {
+        defer {
+            commands.removeAll(keepingCapacity: true)
+            forgetQueuePlaces()
+        }
+        return commands
+    }
+
+    /// Takes the queued commands `pick` chooses (what it makes of each), in order, and
+    /// leaves the others queued in theirs (tests play the engine one kind at a time).
+    func take<Item>(_ pick: (ClusterCommand) -> Item?) -> [Item] {
+        let taken = commands.compactMap(pick)
+        commands.removeAll { pick($0) != nil }
+        forgetQueuePlaces()
+        return taken
+    }
+
+    /// The queue was emptied (or its indices changed): nothing queued can grow any more.
+    private func forgetQueuePlaces() {
+        outboxBytes = commands.reduce(0) { bytes, command in
+            guard case .event(let event) = command else { return bytes }
+            return bytes + event.channel.count + (event.data?.count ?? 0)
+        }
+        lastInterest = nil
+        lastOther = nil
+        openHandlerRemovals.removeAll()
     }
 
     /// Queues a script call for a parked request. - Returns: its token.
@@ -237,15 +260,26 @@ public final class ClusterState {
               afterTicket: Int = 0) -> Int {
         nextToken += 1
         waiting[nextToken] = request
-        calls.append(ScriptCall(token: nextToken, script: script, channel: channel, arguments: arguments,
-                                position: outbox.count, afterTicket: afterTicket))
+        append(.call(ScriptCall(token: nextToken, script: script, channel: channel, arguments: arguments,
+                                afterTicket: afterTicket)))
         return nextToken
     }
 
     /// Queues a script call nobody waits for (token 0: its answer is dropped).
     func send(_ script: ScriptCall.Script, arguments: [[UInt8]]) {
-        calls.append(ScriptCall(token: 0, script: script, channel: nil, arguments: arguments,
-                                position: outbox.count, afterTicket: 0))
+        append(.call(ScriptCall(token: 0, script: script, channel: nil, arguments: arguments, afterTicket: 0)))
+    }
+
+    /// Queues a command, noting where the last of its kind is.
+    private func append(_ command: ClusterCommand) {
+        switch command {
+        case .interest: lastInterest = commands.count
+        case .event(let event):
+            lastOther = commands.count
+            outboxBytes += event.channel.count + (event.data?.count ?? 0)
+        case .call: lastOther = commands.count
+        }
+        commands.append(command)
     }
 
     /// The most channels one `undeclare` call carries (one script call per pass and owner
@@ -254,15 +288,23 @@ public final class ClusterState {
 
     /// Queues the removal of `name` (owned by `owner`, a local connection) from the
     /// cluster: its ownership, state and history go in Redis and every other node tells its
-    /// exact subscribers. Removals of one owner and reason in one pass share a call.
+    /// exact subscribers. Removals of one owner and reason in one pass share a call, unless
+    /// an event or another call came between them (interest changes do not count: the
+    /// engine sends them first).
     func undeclare(_ name: [UInt8], owner: ConnectionID, reason: [UInt8]) {
-        if let last = calls.indices.last, calls[last].script == .undeclare, calls[last].position == outbox.count,
-           calls[last].arguments.count < 3 + Self.undeclareBatch,
-           calls[last].arguments[1] == Array(String(owner).utf8), calls[last].arguments[2] == reason {
-            calls[last].arguments.append(name)
+        if let last = lastOther, undeclareGrows(at: last, owner: owner, reason: reason) {
+            commands[last].updateCall { $0.arguments.append(name) }
             return
         }
         send(.undeclare, arguments: [Array(String(nodeIndex).utf8), Array(String(owner).utf8), reason, name])
+    }
+
+    /// Whether the command at `index` is an `undeclare` of `owner` for `reason` with room
+    /// for another name.
+    private func undeclareGrows(at index: Int, owner: ConnectionID, reason: [UInt8]) -> Bool {
+        guard let call = commands[index].scriptCall, call.script == .undeclare else { return false }
+        return call.arguments.count < 3 + Self.undeclareBatch
+            && call.arguments[1] == Array(String(owner).utf8) && call.arguments[2] == reason
     }
 
     /// Queues the removal of an owner's links from the cluster (it left, or lost the right),
@@ -302,38 +344,21 @@ public final class ClusterState {
         return catchingUp.remove(at: at).events
     }
 
-    /// Hands the queued events to the engine, in order.
-    public func takeOutbox() -> [Event] {
-        defer {
-            outbox.removeAll(keepingCapacity: true)
-            outboxBytes = 0
-        }
-        return outbox
-    }
-
-    /// Hands the queued interest changes to the engine, in order.
-    public func takeInterest() -> [InterestChange] {
-        defer {
-            interest.removeAll(keepingCapacity: true)
-            openHandlerRemovals.removeAll()
-        }
-        return interest
-    }
-
+    /// Queues an event (or a message for another node) to publish.
     func enqueue(_ event: Event) {
-        outbox.append(event)
-        outboxBytes += event.channel.count + (event.data?.count ?? 0)
+        append(.event(event))
     }
 
     /// Records a new interest and returns the ticket its answers wait for.
     func added(_ pattern: [UInt8]) -> Int {
         lastTicket += 1
-        interest.append(InterestChange(pattern: pattern, added: true, ticket: lastTicket))
+        append(.interest(InterestChange(pattern: pattern, added: true, ticket: lastTicket)))
         return lastTicket
     }
 
+    /// Records that this node's last subscriber on `pattern` left.
     func removed(_ pattern: [UInt8]) {
-        interest.append(InterestChange(pattern: pattern, added: false, ticket: 0))
+        append(.interest(InterestChange(pattern: pattern, added: false, ticket: 0)))
     }
 
     /// Records a queue group's membership count on this node. The first member to join (a
@@ -344,12 +369,12 @@ public final class ClusterState {
         if ticket > 0 { lastTicket = ticket }
         // A connection leaving with many members of one group: one count per pass, not one
         // Redis call per member.
-        if ticket == 0, let last = interest.last, last.ticket == 0, last.members > 0,
-           last.group == group, last.pattern == pattern {
-            interest[interest.count - 1] = InterestChange(pattern: pattern, group: group, members: members, ticket: 0)
+        if ticket == 0, let at = lastInterest, let last = commands[at].interestChange, last.ticket == 0,
+           last.members > 0, last.group == group, last.pattern == pattern {
+            commands[at] = .interest(InterestChange(pattern: pattern, group: group, members: members, ticket: 0))
             return 0
         }
-        interest.append(InterestChange(pattern: pattern, group: group, members: members, ticket: ticket))
+        append(.interest(InterestChange(pattern: pattern, group: group, members: members, ticket: ticket)))
         return ticket
     }
 
@@ -363,7 +388,7 @@ public final class ClusterState {
         var change = InterestChange(pattern: [], added: added, ticket: ticket)
         change.lockOwner = owner
         change.lockRecords = records
-        interest.append(change)
+        append(.interest(change))
         return ticket
     }
 
@@ -376,19 +401,19 @@ public final class ClusterState {
         // Removals join the owner's open removal, even past other interest changes queued
         // since (a departing connection's patterns interleave); any other change of the
         // owner closes it, so a name removed and registered again keeps that order.
-        if removal, let open = openHandlerRemovals[owner], open < interest.count,
-           interest[open].handlerRecords.count < Self.undeclareBatch {
-            interest[open].handlerRecords += records
+        if removal, let open = openHandlerRemovals[owner], open < commands.count,
+           (commands[open].interestChange?.handlerRecords.count ?? Self.undeclareBatch) < Self.undeclareBatch {
+            commands[open].updateInterest { $0.handlerRecords += records }
             return 0
         }
-        openHandlerRemovals[owner] = removal ? interest.count : nil
+        openHandlerRemovals[owner] = removal ? commands.count : nil
         let ticket = held ? lastTicket + 1 : 0
         if held { lastTicket = ticket }
         var change = InterestChange(pattern: [], added: op != UInt8(ascii: "R") && op != UInt8(ascii: "X"), ticket: ticket)
         change.handlerOwner = owner
         change.handlerOp = op
         change.handlerRecords = records
-        interest.append(change)
+        append(.interest(change))
         return ticket
     }
 
@@ -423,6 +448,6 @@ public final class ClusterState {
 extension ClusterState.ScriptCall {
     /// A call nobody waits for (token 0: its answer is dropped), made by the engine itself.
     public init(unwaited script: Script, arguments: [[UInt8]]) {
-        self.init(token: 0, script: script, channel: nil, arguments: arguments, position: 0, afterTicket: 0)
+        self.init(token: 0, script: script, channel: nil, arguments: arguments, afterTicket: 0)
     }
 }

@@ -27,7 +27,7 @@ extension Broker {
         try admitUserChannel(named: name, for: session)
         if instances.owner(of: name) == nil {
             try admitDeclaration(by: session)
-            if let cluster { return claimInCluster(name, for: session, cluster) }
+            return port.claim(self, name, for: session)
         }
         acceptDeclaration(of: name, by: session)
     }
@@ -93,11 +93,7 @@ extension Broker {
     /// Redis first (`Broker+ClusterInstances.swift`): the subscriptions here go when it comes
     /// back, after the events published before it, as on every other node.
     func finishRemoval(of name: [UInt8], owner: ConnectionID?, ownerSession: Session?, reason: RemovalReason) {
-        if let cluster, let owner {
-            cluster.undeclare(name, owner: owner, reason: Array(reason.rawValue.utf8))
-        } else {
-            dropExactSubscriptions(of: name)
-        }
+        port.removeInstanceChannel(self, name, owner: owner, reason: reason)
         channelRemoved(name, owner: owner, ownerSession: ownerSession, reason: reason)
     }
 

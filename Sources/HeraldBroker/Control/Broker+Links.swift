@@ -37,7 +37,11 @@ extension Broker {
             throw HeraldError(.cycle, "linking here would make the route of signals loop")
         }
         try admitLink(of: channel, by: session)
-        if let cluster { return linkInCluster(channel, to: parent, for: session, cluster) }
+        port.link(self, channel, to: parent, for: session)
+    }
+
+    /// Sets and answers an admitted `link` on a node alone (`SingleNodePort`).
+    func linkLocally(_ channel: [UInt8], to parent: [UInt8], for session: Session) {
         setLink(channel, to: parent, ownedBy: session.id)
         answerLink(session, channel, parent)
     }
@@ -67,7 +71,11 @@ extension Broker {
         guard existing.owner == session.id else {
             throw HeraldError(.forbidden, "the link belongs to another connection")
         }
-        if let cluster { return unlinkInCluster(channel, for: session, cluster) }
+        port.unlink(self, channel, for: session)
+    }
+
+    /// Drops and answers the caller's own link on a node alone (`SingleNodePort`).
+    func unlinkLocally(_ channel: [UInt8], for session: Session) {
         dropLink(channel, ownedBy: session.id)
         answerUnlink(session, channel)
     }
@@ -84,7 +92,7 @@ extension Broker {
     func releaseLinks(of session: Session) {
         guard let owned = linksByOwner[session.id] else { return }
         for channel in owned { dropLink(channel, ownedBy: session.id) }
-        cluster?.unlinkAll(Array(owned), owner: session.id)
+        port.linksDropped(self, Array(owned), owner: session.id)
     }
 
     /// After a reload: drops the connection's links whose channel or parent its user may no
@@ -97,7 +105,7 @@ extension Broker {
                 && parent.withUnsafeBytes { rule.permits(channel: $0) }
             if !allowed {
                 dropLink(channel, ownedBy: session.id)
-                cluster?.unlinkAll([channel], owner: session.id)
+                port.linksDropped(self, [channel], owner: session.id)
             }
         }
     }

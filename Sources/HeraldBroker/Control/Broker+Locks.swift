@@ -29,21 +29,9 @@ extension Broker {
             }
             if let key = lock.subscription { refreshLockFlag(key) }
         }
-        clusterLocksChanged(changed, added: op == .lock, by: session)
-        if let cluster, let pattern, !scanner.isPresent(.subs) {
-            // A channel-wide lock covers the other nodes' subscriptions too: they list them.
-            var waiting = ClusterState.Waiting(session: session, op: op, opRaw: current.opRaw.map { Array($0) },
-                                               rid: current.ridRaw.map { Array($0) }, subscription: nil, catchUp: nil,
-                                               channel: pattern)
-            waiting.released = released
-            waiting.exclusive = true
-            _ = cluster.call(.locksQuery, channel: nil, arguments: [[UInt8(ascii: "o")], pattern, Array((session.user?.name ?? "").utf8)],
-                             waiting: waiting)
-            session.clusterCalls += 1
-            session.exclusiveClusterCalls += 1
-            return
-        }
-        answerLock(session, op, pattern: pattern, covered: covered.map(\.globalID), truncated: truncated, released: released)
+        port.locksChanged(self, changed, added: op == .lock, by: session)
+        port.answerLock(self, session, op, pattern: pattern, covered: covered.map(\.globalID), truncated: truncated,
+                        released: released)
     }
 
     /// Writes a `lock`/`unlock` answer.
@@ -80,12 +68,7 @@ extension Broker {
     func answerLocks(_ session: Session) throws(HeraldError) {
         guard let name = try scanner.string(.ch) else { throw HeraldError(.missingField, "missing field 'ch'") }
         try ChannelName.validateConcrete(name)
-        if let cluster {
-            // The other nodes' subscriptions are theirs to list: the answer waits for them.
-            let arguments = [[UInt8(ascii: "l")], name, Array((session.user?.name ?? "").utf8)]
-            return park(session, on: cluster, .locksQuery, channel: nil, arguments: arguments, op: .locks, claiming: name)
-        }
-        answerLocks(session, name, lists: lockLists(of: name, for: session.user))
+        port.answerLocks(self, session, on: name)
     }
 
     /// Writes the `locks` answer.
@@ -158,7 +141,7 @@ extension Broker {
     func releaseLocks(of session: Session) {
         let detached = locks.detachAll(ownedBy: session.id)
         guard !detached.isEmpty else { return }
-        clusterLocksReleased(ownedBy: session.id)
+        port.locksReleased(self, ownedBy: session.id)
         deferredLocks.append(DetachedLocks(detached))
         continueLockReleases(budget: Broker.inlineLockReleases)
     }
@@ -181,7 +164,7 @@ extension Broker {
             revoked.append(lock)
             if let key = lock.subscription { refreshLockFlag(key) }
         }
-        clusterLocksRevoked(revoked, owner: session.id)
+        port.locksRevoked(self, revoked, owner: session.id)
         if locks.count == 0 { locks.forgetMemo() }
     }
 

@@ -24,7 +24,7 @@ extension Broker {
         session.signalsInFlight += 1
         // Cluster mode: the node's index in the high bits, so ids never collide across nodes.
         let pending = PendingSignal(
-            id: (cluster.map { $0.nodeIndex << 32 } ?? 0) | nextSignalID, sender: session, origin: origin,
+            id: port.idBase | nextSignalID, sender: session, origin: origin,
             data: scanner.raw(.data).map { Array($0) }, tag: scanner.raw(.tag).map { Array($0) },
             rid: current.ridRaw.map { Array($0) }, timeoutMs: timeout, levels: route(from: origin))
         signals[pending.id] = pending
@@ -36,7 +36,7 @@ extension Broker {
     /// `handled {id, action}`: a handler's verdict on the offer it holds.
     func handled(from session: Session, now: Int) throws(HeraldError) {
         let number = try signalNumber()
-        let remote = remoteOffer(number, to: session)
+        let remote = port.remoteOffer(self, number, to: session)
         let pending = remote == nil ? try offeredSignal(number, to: session) : nil
         guard let action = try scanner.string(.action) else {
             throw HeraldError(.missingField, "missing field 'action'")
@@ -48,7 +48,7 @@ extension Broker {
         default: throw HeraldError(.badField, "field 'action' must be \"pass\" or \"stop\"")
         }
         if current.ridRaw != nil { answer(session, .handled) { _ in } }
-        if let remote { return answerRemoteOffer(remote, by: session, stop ? .stop : .pass) }
+        if let remote { return port.answerRemoteOffer(self, remote, by: session, stop ? .stop : .pass) }
         guard let pending, pending.offeredTo == session.id else { return }  // late: ignored
         deadlines.cancel(kind: .signalOffer, id: pending.id)
         if stop {
@@ -61,8 +61,8 @@ extension Broker {
     /// `callback {id, data?}`: passes data back to the sender of a signal still under way.
     func callback(from session: Session) throws(HeraldError) {
         let number = try signalNumber()
-        if let remote = remoteOffer(number, to: session) {
-            return try relayCallback(remote, from: session)
+        if let remote = port.remoteOffer(self, number, to: session) {
+            return try port.relayCallback(self, remote, from: session)
         }
         guard let pending = try offeredSignal(number, to: session) else {
             throw HeraldError(.notFound, "no signal with that id is under way")
@@ -128,7 +128,7 @@ extension Broker {
                     guard mayOffer(pending, to: handler, level: level) else { continue }
                     offer(pending, to: handler, level: level, now: now)
                 case .remote(let handler):
-                    offerRemotely(pending, to: handler, level: level, now: now)
+                    port.offerRemotely(self, pending, to: handler, level: level, now: now)
                 }
                 return
             }
@@ -137,7 +137,7 @@ extension Broker {
                 finish(pending, handledBy: nil, at: nil)
                 return
             }
-            pending.candidates = cluster == nil ? handlers(matching: level).map { .local($0) } : clusterHandlers(matching: level)
+            pending.candidates = port.signalCandidates(self, matching: level)
             pending.nextCandidate = 0
         }
     }
@@ -155,8 +155,8 @@ extension Broker {
             && maySubscribe(handler.session, to: pending.origin)
     }
 
-    /// Handler subscriptions matching a level, in subscription order.
-    private func handlers(matching level: [UInt8]) -> [Subscription] {
+    /// Handler subscriptions matching a level, in subscription order (`SingleNodePort`).
+    func handlers(matching level: [UInt8]) -> [Subscription] {
         var found: [Subscription] = []
         for target in index.targets(for: level) {
             switch target {
@@ -299,13 +299,13 @@ extension Broker {
             advance(pending, now: now)
         }
         offersHeld[session.id] = nil
-        passRemoteOffers(of: session)
+        port.passRemoteOffers(self, of: session)
     }
 
     /// Takes a signal out of the table and out of the per-connection indexes.
     private func forget(_ pending: PendingSignal) {
         signals[pending.id] = nil
-        withdrawRemoteOffers(of: pending)
+        port.withdrawRemoteOffers(self, of: pending)
         setOfferHolder(pending, to: nil)
         let sender = pending.sender.id
         signalsBySender[sender]?.remove(pending.id)
@@ -327,7 +327,7 @@ extension Broker {
     /// longer subscribe to counts as `pass` (listed in `timeouts`) and the signal moves on at
     /// once, as when the handler leaves. Offers it may still see are left alone.
     func revokeSignalOffers(now: Int) {
-        revokeRemoteOffers()
+        port.revokeRemoteOffers(self)
         guard !signals.isEmpty else { return }
         let revoked = signals.values.filter { pending in
             guard let holder = pending.offeredTo, let session = sessions[holder] else { return false }

@@ -4,10 +4,10 @@ extension Broker {
     /// `stats`: the daemon's counters.
     func answerStats(_ session: Session, now: Int) {
         answer(session, .stats) { out in
-            if let cluster {
+            if let node = port.node {
                 // The figures are this node's own; `node` says which (docs/cluster.md).
                 out.appendRaw(#","node":"#)
-                out.appendJSONString(Array(cluster.nodeName.utf8))
+                out.appendJSONString(Array(node.utf8))
             }
             for figure in statsFigures(now: now) { appendCounter(&out, figure.name, figure.value) }
         }

@@ -133,7 +133,7 @@ extension Broker {
 
     /// Queues an error frame and applies the `max_errors` rule.
     func fail(_ session: Session, _ error: HeraldError, now: Int) {
-        answerInTurn(session) { out in
+        port.answerInTurn(self, session) { out in
             out.appendRaw(#"{"error":"#)
             out.appendJSONString(error.code.rawValue)
             out.appendRaw(#","message":"#)

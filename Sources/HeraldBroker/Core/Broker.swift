@@ -14,8 +14,13 @@ public final class Broker {
         // events published after it (`Broker+Replay.swift`): its subscriptions go live now.
         didSet { if config.history == 0 && !replays.isEmpty { endReplaysWithoutHistory() } }
     }
-    /// Cluster mode's state (docs/cluster.md); nil when the daemon runs alone.
-    public var cluster: ClusterState?
+    /// Cluster mode's state (docs/cluster.md); nil when the daemon runs alone. The server
+    /// drains its queue; the broker's ops reach it only through `port`.
+    public let cluster: ClusterState?
+    /// Where every op that cluster mode does differently goes (`ClusterPort`): this node
+    /// alone, or the cluster state. Called once per op, never per delivery; a `let`, so a
+    /// call borrows it (a `var` would be retained and released around every call).
+    let port: any ClusterPort
     /// The channel of the last cross-node event (cluster mode; runs repeat it).
     var remoteChannel: Channel?
     /// The quoted id of the last cross-node publisher (cluster mode).
@@ -135,8 +140,11 @@ public final class Broker {
     ///   - wallClock: the wall clock in ms since 1970, for ping payloads.
     ///   - randomWord: random 64-bit words for reply tokens; the default is the system
     ///     CSPRNG, and only tests should pass anything else (tokens must be unguessable).
+    ///   - cluster: cluster mode's state, for a node of a cluster; nil alone.
     public init(config: BrokerConfig, now: Int, wallClock: @escaping @Sendable () -> Int,
-                randomWord: @escaping () -> UInt64 = Broker.secureRandomWord) {
+                randomWord: @escaping () -> UInt64 = Broker.secureRandomWord, cluster: ClusterState? = nil) {
+        self.cluster = cluster
+        self.port = cluster ?? SingleNodePort()
         self.config = config
         self.startedAt = now
         self.wallClock = wallClock
@@ -168,9 +176,9 @@ public final class Broker {
             out.appendInt(config.maxLine)
             out.appendRaw(config.auth.isEnabled ? #","auth":true,"heartbeat_ms":"# : #","auth":false,"heartbeat_ms":"#)
             out.appendInt(config.heartbeatMs)
-            if let cluster {
+            if let node = port.node {
                 out.appendRaw(#","node":"#)
-                out.appendJSONString(Array(cluster.nodeName.utf8))
+                out.appendJSONString(Array(node.utf8))
             }
             out.appendRaw("}}\n")
         }
@@ -311,7 +319,7 @@ public final class Broker {
         if index.remove(subscription) {
             if !subscription.isWildcard { directoryDrop(subscription.pattern) }
         }
-        if cluster != nil { clusterUnsubscribed(subscription) }
+        port.unsubscribed(self, subscription)
     }
 }
 

@@ -94,7 +94,14 @@ extension Broker {
         catchUp.since = since
         // Cluster mode keeps history in Redis: the `catchUp` script decides
         // (`Broker+ClusterCatchUp.swift`).
-        if cluster != nil { return catchUp }
+        return port.judgeRecovery(self, catchUp, on: pattern)
+    }
+
+    /// Whether this node's history still holds every event after `catchUp.since` on
+    /// `pattern` (`SingleNodePort`). - Returns: `catchUp` with `recovered` set.
+    func judgeRecoveryLocally(_ catchUp: CatchUp, on pattern: [UInt8]) -> CatchUp {
+        var catchUp = catchUp
+        guard let since = catchUp.since else { return catchUp }
         // Looked up, never made: a `sub` with `since` must not create channel records
         // (they would bypass `max_channels`); a channel without a record has seq 0.
         let seq = channels[pattern]?.seq ?? 0

@@ -80,7 +80,7 @@ extension Broker {
     /// Releases what the durable position and the interest tickets done now allow.
     func releaseHeldSessions() {
         let position = retention.durablePosition
-        let tickets = cluster?.ticketsDone ?? Int.max
+        let tickets = port.ticketsDone
         var stillHeld: [Session] = []
         var released: [Session] = []
         for session in retention.heldSessions {

@@ -7,7 +7,11 @@ extension Broker {
     /// only a cached prefix (`{"event":"CH","sub":"NAME"`) and, when set, `args`, `last`
     /// and `dropped` are added.
     func publish(from session: Session) throws(HeraldError) {
-        if let cluster { return try publishToCluster(cluster, from: session) }
+        try port.publish(self, from: session)
+    }
+
+    /// `pub` on a node alone (`SingleNodePort`).
+    func publishLocally(from session: Session) throws(HeraldError) {
         let channel = try publishChannel(for: session)
         channel.seq += 1
         buildSharedParts(seq: channel.seq, from: session, data: scanner.raw(.data))
@@ -104,10 +108,19 @@ extension Broker {
     }
 
     /// The same, for a publisher named by its global id (it may live on another node).
+    @inline(__always)
     func fanOut(on channel: Channel, publisherID publisher: ConnectionID) -> Int {
+        fanOut(on: channel, publisherID: publisher, plain: true, pickedGroups: nil)
+    }
+
+    /// The one fan-out loop. The channel's targets get the event when `plain`; a queue group
+    /// among them picks a member here unless `pickedGroups` is given (cluster mode: Redis
+    /// picked the groups whose member on this node gets it, `deliverToPickedGroups`).
+    func fanOut(on channel: Channel, publisherID publisher: ConnectionID, plain: Bool, pickedGroups: [[UInt8]]?) -> Int {
         channel.refreshTargets(in: index)
         var receivers = 0
         fanOutDepth += 1
+        let picksGroups = pickedGroups == nil
         // The cache is borrowed in place, not copied to locals: three array copies were three
         // retains and three releases per publish (a tenth of a 1→1 message's instructions),
         // and a read-only `withUnsafeBufferPointer` on a class's property still copies. The
@@ -118,30 +131,33 @@ extension Broker {
         // outlive the loop.
         channel.isFanningOut = true
         defer { channel.isFanningOut = false }
-        channel.fastTargets.withUnsafeMutableBufferPointer { targets in
-            channel.prefixArena.withUnsafeMutableBytes { prefixArena in
-                let prefixes = UnsafeRawBufferPointer(prefixArena)
-                for target in targets {
-                    if let single = target.subscription {
-                        single._withUnsafeGuaranteedRef { subscription in
-                            subscription.withSession { session in
-                                let prefix = UnsafeRawBufferPointer(rebasing: prefixes[target.prefix])
-                                if accepts(subscription, of: session, from: publisher, on: channel),
-                                   deliver(to: subscription, of: session, prefix: prefix) {
-                                    receivers += 1
+        if plain {
+            channel.fastTargets.withUnsafeMutableBufferPointer { targets in
+                channel.prefixArena.withUnsafeMutableBytes { prefixArena in
+                    let prefixes = UnsafeRawBufferPointer(prefixArena)
+                    for target in targets {
+                        if let single = target.subscription {
+                            single._withUnsafeGuaranteedRef { subscription in
+                                subscription.withSession { session in
+                                    let prefix = UnsafeRawBufferPointer(rebasing: prefixes[target.prefix])
+                                    if accepts(subscription, of: session, from: publisher, on: channel),
+                                       deliver(to: subscription, of: session, prefix: prefix) {
+                                        receivers += 1
+                                    }
                                 }
                             }
+                        } else if picksGroups, let group = target.group?.takeUnretainedValue(),
+                                  let member = group.pick({ !$0.isReplaying && accepts($0, from: publisher, on: channel) }) {
+                            groupPrefix.removeAll(keepingCapacity: true)
+                            channel.appendPrefix(for: member, to: &groupPrefix)
+                            let delivered = groupPrefix.withUnsafeBytes { deliver(to: member, prefix: $0) }
+                            if delivered { receivers += 1 }
                         }
-                    } else if let group = target.group?.takeUnretainedValue(),
-                              let member = group.pick({ !$0.isReplaying && accepts($0, from: publisher, on: channel) }) {
-                        groupPrefix.removeAll(keepingCapacity: true)
-                        channel.appendPrefix(for: member, to: &groupPrefix)
-                        let delivered = groupPrefix.withUnsafeBytes { deliver(to: member, prefix: $0) }
-                        if delivered { receivers += 1 }
                     }
                 }
             }
         }
+        if let pickedGroups { receivers += deliverToPickedGroups(pickedGroups, on: channel, publisherID: publisher) }
         fanOutDepth -= 1
         return receivers
     }

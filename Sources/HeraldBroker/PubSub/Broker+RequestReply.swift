@@ -35,7 +35,11 @@ extension Broker {
             throw HeraldError(.badField, "field 'timeout_ms' must be 1 to " + String(Broker.maxRequestTimeoutMs))
         }
         try admitRequest(from: session)
-        if let cluster { return try clusterRequest(cluster, from: session, now: now, timeoutMs: timeout) }
+        try port.request(self, from: session, now: now, timeoutMs: timeout)
+    }
+
+    /// An admitted `req` on a node alone (`SingleNodePort`).
+    func requestLocally(from session: Session, now: Int, timeoutMs timeout: Int) throws(HeraldError) {
         let channel = try publishChannel(for: session)
         let token = ReplyToken(random: randomWord)
         channel.seq += 1
@@ -67,7 +71,11 @@ extension Broker {
     /// - Throws: `forbidden` (auth on) when the request was not delivered to this connection
     ///   or its user may not publish on the request's channel; the request stays pending.
     func reply(from session: Session) throws(HeraldError) {
-        if let cluster { return try clusterReply(cluster, from: session) }
+        try port.reply(self, from: session)
+    }
+
+    /// `reply` on a node alone (`SingleNodePort`).
+    func replyLocally(from session: Session) throws(HeraldError) {
         guard scanner.isPresent(.to) else { throw HeraldError(.missingField, "missing field 'to'") }
         let found = try scanner.withString(.to) { bytes throws(HeraldError) in
             ReplyToken(hex: bytes).flatMap { requests.id(for: $0) }
@@ -115,7 +123,7 @@ extension Broker {
     /// After SIGHUP: `session` leaves the recipients of every request on a channel its user
     /// may no longer publish on, so a reply from it is `forbidden` from now on.
     func revokeReplyRights() {
-        revokeDeliveredRequestRights()
+        port.revokeDeliveredRequestRights(self)
         guard requests.count > 0 else { return }
         requests.removeRecipients { request, recipient in
             guard let session = sessions[recipient] else { return true }
@@ -135,8 +143,7 @@ extension Broker {
             case .request: expireRequest(due.id)
             case .signalOffer: expireSignalOffer(due.id, now: now)
             case .auth: expireAuthentication(of: due.id, now: now)
-            case .deliveredRequest: expireDeliveredRequest(due.id)
-            case .remoteOffer: forgetRemoteOffer(due.id)
+            case .deliveredRequest, .remoteOffer: port.deadlinePassed(self, due.kind, id: due.id)
             }
         }
         flushSystemEvents()

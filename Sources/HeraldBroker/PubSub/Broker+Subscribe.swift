@@ -41,13 +41,17 @@ extension Broker {
         if index.insert(subscription) {
             if !isWildcard { directoryAdd(pattern) }
         }
-        if cluster != nil { clusterSubscribed(subscription) }
+        port.subscribed(self, subscription)
         session.account?.subscriptions += 1
-        if let cluster, catchUp.current || catchUp.since != nil {
-            // Cluster mode reads `current` and history from Redis: the answer comes then.
-            return startClusterCatchUp(catchUp, for: subscription, cluster)
-        }
-        answer(session, .sub) { out in
+        // Cluster mode reads `current` and history from Redis: the answer comes then.
+        port.answerSubscribe(self, subscription, catchUp: catchUp)
+    }
+
+    /// Answers a new subscription and sends its catch-up from this node (`SingleNodePort`;
+    /// in cluster mode, a `sub` without `current` or `since`).
+    func answerSubscribeLocally(_ subscription: Subscription, catchUp: CatchUp) {
+        let pattern = subscription.pattern
+        answer(subscription.session, .sub) { out in
             out.appendRaw(#","sub":"#)
             out.append(contentsOf: subscription.quotedName)
             out.appendRaw(#","ch":"#)

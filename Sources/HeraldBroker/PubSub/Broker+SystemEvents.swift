@@ -63,7 +63,11 @@ extension Broker {
     /// Publishes every queued system event, including those its own fan-outs cause.
     func flushSystemEvents() {
         guard !pendingSystemEvents.isEmpty, !isFlushingSystemEvents else { return }
-        if let cluster { return publishSystemEventsToCluster(cluster) }
+        port.publishSystemEvents(self)
+    }
+
+    /// Fans the queued system events out on a node alone (`SingleNodePort`).
+    func publishSystemEventsLocally() {
         isFlushingSystemEvents = true
         var next = 0
         while next < pendingSystemEvents.count {

@@ -4,7 +4,11 @@ import HeraldWire
 extension Broker {
     /// Dispatches the retained-state ops.
     func performStateOp(_ op: Op, for session: Session) throws(HeraldError) {
-        if let cluster { return try clusterStateOp(op, cluster, for: session) }
+        try port.performStateOp(self, op, for: session)
+    }
+
+    /// Dispatches the retained-state ops on a node alone (`SingleNodePort`).
+    func performStateOpLocally(_ op: Op, for session: Session) throws(HeraldError) {
         switch op {
         case .get: try getState(session)
         case .set: try setValue(session)

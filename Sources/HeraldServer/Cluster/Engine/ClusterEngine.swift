@@ -55,9 +55,9 @@ final class ClusterEngine {
     /// When the reaper may run again (`uv_hrtime`): after an outage, not before the other
     /// nodes had `node_timeout_ms` to refresh their liveness keys.
     private var reapAfter: UInt64 = 0
-    private var queued: [ClusterState.Event] = []
-    private var queuedInterest: [ClusterState.InterestChange] = []
-    private var queuedCalls: [ClusterState.ScriptCall] = []
+    /// What the broker queued before this node was first ready (and, while Redis is away,
+    /// the interest removals), in order, sent when it is.
+    private var queued: [ClusterCommand] = []
     /// Catch-up calls waiting for an interest ticket (`ClusterState.ScriptCall.afterTicket`).
     var deferredCalls: [ClusterState.ScriptCall] = []
     /// The highest interest ticket whose held answers were released.
@@ -142,7 +142,7 @@ final class ClusterEngine {
     /// removals to send again), and backpressure: the commands and bytes outstanding on the
     /// command link, and the connections not read now because of them.
     func monitorFigures() -> [StatsFigure] {
-        let pending = commands.inFlight + queued.count + queuedInterest.count + queuedCalls.count + deferredCalls.count
+        let pending = commands.inFlight + queued.count + deferredCalls.count
             + barriers.count + undeclaresToRetry.count
         return [
             StatsFigure("cluster_ready", isReady ? 1 : 0),
@@ -174,33 +174,30 @@ final class ClusterEngine {
         uv_close(UnsafeMutableRawPointer(timer).assumingMemoryBound(to: uv_handle_t.self)) { $0?.deallocate() }
     }
 
-    /// What the broker queued in one pass: interest changes, then the events as batches
-    /// with the script calls between them where they were queued.
-    func send(events: [ClusterState.Event], interest: [ClusterState.InterestChange],
-              calls: [ClusterState.ScriptCall] = []) {
+    /// What the broker queued in one pass, in order: the interest changes first (a
+    /// subscriber's churn never splits the pass's `publish` batch), then the events and
+    /// script calls in their order, each run of consecutive events as one `publish` call.
+    func send(_ pass: [ClusterCommand]) {
         guard isReady else {
-            if lifecycle.wasReady {
-                refuseWhileDown(events: events, interest: interest, calls: calls)
-            } else {
-                queuedCalls += calls.map { call in
-                    var moved = call
-                    moved.position += queued.count
-                    return moved
-                }
-                queued += events
-                queuedInterest += interest
-            }
+            if lifecycle.wasReady { refuseWhileDown(pass) } else { queued += pass }
             return
         }
-        for change in interest { sendInterest(change) }
-        var start = 0
-        for call in calls {
-            let end = min(max(call.position, start), events.count)
-            if end > start { publish(Array(events[start..<end])) }
-            start = end
-            sendCall(call)
+        for case .interest(let change) in pass { sendInterest(change) }
+        var run: [ClusterState.Event] = []
+        run.reserveCapacity(pass.count)
+        for command in pass {
+            switch command {
+            case .event(let event):
+                run.append(event)
+            case .call(let call):
+                if !run.isEmpty { publish(run) }
+                run.removeAll(keepingCapacity: true)
+                sendCall(call)
+            case .interest:
+                continue
+            }
         }
-        if start < events.count { publish(start == 0 ? events : Array(events[start...])) }
+        if !run.isEmpty { publish(run) }
         waitForReplicas()
         // The pass's batch leaves now, not when the loop next polls (docs/architecture.md,
         // "The Redis write path").
@@ -529,13 +526,9 @@ final class ClusterEngine {
         sendAcknowledgement(version)
         server.logger.info("cluster ready", ["node": settings.node, "index": nodeIndex])
         if !registersAgain { announceUp() }
-        let events = queued
-        let interest = queuedInterest
-        let calls = queuedCalls
+        let pass = queued
         queued = []
-        queuedInterest = []
-        queuedCalls = []
-        send(events: events, interest: interest, calls: calls)
+        send(pass)
         retryUndeclares()
         if registersAgain { registerAgain() }
     }
@@ -544,11 +537,12 @@ final class ClusterEngine {
     /// rather than queued without bound; a new subscription's `ok` is not held (it works on
     /// this node, and every local pattern is registered again when Redis is back); removals
     /// wait for then.
-    private func refuseWhileDown(events: [ClusterState.Event], interest: [ClusterState.InterestChange],
-                                 calls: [ClusterState.ScriptCall]) {
+    private func refuseWhileDown(_ pass: [ClusterCommand]) {
+        let events = pass.compactMap(\.event)
         if !events.isEmpty { published(events, .disconnected) }
-        for call in calls { answered(call, .disconnected) }
-        queuedInterest += interest.filter { !$0.added }
+        for case .call(let call) in pass { answered(call, .disconnected) }
+        let interest = pass.compactMap(\.interestChange)
+        queued += interest.filter { !$0.added }.map(ClusterCommand.interest)
         let ticket = interest.filter(\.added).map(\.ticket).max() ?? 0
         guard ticket > 0 else { return }
         server.shared.withLock { broker in broker.interestSeen(upTo: ticket) }
@@ -567,8 +561,8 @@ final class ClusterEngine {
         // interest after a reconnect is part of what is left, docs/cluster.md).
         for index in barriers.indices where barriers[index].version == nil { barriers[index].version = 0 }
         releaseBarriers(now: uv_hrtime())
-        let events = queued
-        queued = []
+        let events = queued.compactMap(\.event)
+        queued.removeAll { $0.event != nil }
         if !events.isEmpty { published(events, .disconnected) }
         let waiting = deferredCalls
         deferredCalls = []
