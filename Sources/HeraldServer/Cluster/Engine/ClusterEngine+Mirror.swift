@@ -19,10 +19,10 @@ extension ClusterEngine {
             case .malformed:
                 server.logger.warn("cluster: malformed " + table.name + " message dropped", ["bytes": payload.count])
             case .unversioned(let change):
-                table.apply(change)
+                apply(change, to: table)
             case .change(let version, let change):
                 guard case .apply(let acknowledge) = mirror.heard(table.tag, version: version, change) else { break }
-                table.apply(change)
+                apply(change, to: table)
                 if let acknowledge { sendAcknowledgement(acknowledge) }
             }
             return true
@@ -51,7 +51,15 @@ extension ClusterEngine {
         let read = mirror.snapshotRead(table.tag, version: version, policy: table.policy)
         if read.versionsWentBack { restartVersions(at: version, was: was) }
         table.applySnapshot(entries, at: version)
-        for change in read.replay { table.apply(change) }
+        for change in read.replay { apply(change, to: table) }
+    }
+
+    /// Applies a change to its table, unless it is this node's own and the table enters
+    /// this node's rows when they are made (locks, links), not from their announcement: the
+    /// "not mine" rule, once for every table (`MirrorTableTag.appliesOwnChanges`).
+    private func apply(_ change: MirrorChange, to table: any MirroredTable) {
+        guard table.tag.appliesOwnChanges || change.node != nodeIndex else { return }
+        table.apply(change)
     }
 
     /// A node left or was declared down: its rows go from every table, and held answers

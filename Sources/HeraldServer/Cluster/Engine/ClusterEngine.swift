@@ -105,8 +105,8 @@ final class ClusterEngine {
         acknowledged[nodeIndex] = 0
         uv_timer_init(loop, timer)
         timer.pointee.data = Unmanaged.passUnretained(self).toOpaque()
-        mirroredTables = [InterestMirror(self), LockMirror(self), InstanceOwnerMirror(self), LinkMirror(self),
-                          HandlerMirror(self)]
+        mirroredTables = [InterestMirror(self, .interest), LockMirror(self, .locks), InstanceOwnerMirror(self, .instanceOwners),
+                          LinkMirror(self, .links), HandlerMirror(self, .handlers)]
         lifecycle = ClusterLifecycle(tables: mirroredTables.filter { $0.snapshotScript != nil }.map(\.tag))
     }
 

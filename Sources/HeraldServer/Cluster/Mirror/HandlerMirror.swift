@@ -7,34 +7,16 @@ import HeraldBroker
 ///
 /// Its snapshot is exact (`MirrorSnapshotPolicy.exact`), for the lock table's reason. Its
 /// resync sets each local connection's handlers with an `S` call, announced in full.
-final class HandlerMirror: MirroredTable {
-    private unowned let engine: ClusterEngine
-
-    /// The mirror of `engine`'s broker's handler table.
-    init(_ engine: ClusterEngine) {
-        self.engine = engine
-    }
-
-    /// `MirrorTableTag.handlers`.
-    var tag: MirrorTableTag { .handlers }
-    /// Exact: see the type's documentation.
-    var policy: MirrorSnapshotPolicy { .exact }
-    /// `ClusterHandlerScripts.snapshot`.
-    var snapshotScript: String? { "handlerSnapshot" }
-    /// "handler".
-    var name: String { "handler" }
-
+final class HandlerMirror: EngineMirror, MirroredTable {
     /// `HOPNODE V OWNER …` (`ClusterHandlerMessage`).
-    func parse(_ payload: [UInt8]) -> MirrorMessage? {
-        guard ClusterHandlerMessage.isHandlerMessage(payload) else { return nil }
-        guard let message = ClusterHandlerMessage(payload) else { return .malformed }
-        return .change(version: message.version, .handler(message))
+    static func change(_ message: ClusterHandlerMessage) -> MirrorChange {
+        .handler(message)
     }
 
     /// Any node's handler change, this one's included.
     func apply(_ change: MirrorChange) {
         guard case .handler(let message) = change else { return }
-        engine.server.shared.withLock { broker in
+        withBroker { broker in
             broker.applyClusterHandlers(op: message.op, owner: message.owner, handlers: message.handlers, names: message.names)
         }
     }
@@ -50,7 +32,7 @@ final class HandlerMirror: MirroredTable {
             }
         }
         let node = engine.nodeIndex
-        engine.server.shared.withLock { broker in broker.replaceClusterHandlers(with: snapshot, ownNode: node) }
+        withBroker { broker in broker.replaceClusterHandlers(with: snapshot, ownNode: node) }
     }
 
     /// One snapshot entry: `name` and `SCORE PATTERN`. - Returns: nil when malformed.
@@ -62,7 +44,7 @@ final class HandlerMirror: MirroredTable {
 
     /// Every handler of the node's connections goes.
     func nodeGone(_ node: Int) {
-        engine.server.shared.withLock { broker in broker.releaseClusterHandlers(ofNode: node) }
+        withBroker { broker in broker.releaseClusterHandlers(ofNode: node) }
     }
 
     /// Drops the handlers Redis still has for connections of this node that no longer hold
@@ -70,7 +52,7 @@ final class HandlerMirror: MirroredTable {
     /// Redis restarted without its data lost them; one made while Redis was away gets its
     /// score now).
     func resync() {
-        let local = engine.server.shared.withLock { broker in broker.localHandlers() }
+        let local = withBroker { broker in broker.localHandlers() }
         let owners = local.map { Array(String($0.owner).utf8) }
         engine.commands.send(engine.scriptCall("handlerResync") + [Array(String(engine.nodeIndex).utf8)] + owners) { _ in }
         for (owner, handlers) in local {

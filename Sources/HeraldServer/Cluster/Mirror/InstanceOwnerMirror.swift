@@ -7,35 +7,16 @@ import HeraldBroker
 /// at once, ready or not, since they only end subscriptions here) and the resync after an
 /// outage. A dead node's channels are cleared in Redis by the reaper a slice per period
 /// (`reapInstances`), whose removals arrive as announcements: nothing to drop here.
-final class InstanceOwnerMirror: MirroredTable {
-    private unowned let engine: ClusterEngine
-
-    /// The mirror of `engine`'s broker's instance channel owners.
-    init(_ engine: ClusterEngine) {
-        self.engine = engine
-    }
-
-    /// `MirrorTableTag.instanceOwners`.
-    var tag: MirrorTableTag { .instanceOwners }
-    /// Unused: there is no snapshot.
-    var policy: MirrorSnapshotPolicy { .exact }
-    /// None.
-    var snapshotScript: String? { nil }
-    /// "removal".
-    var name: String { "removal" }
-
+final class InstanceOwnerMirror: EngineMirror, MirroredTable {
     /// `ROWNER REASON CH CH…`.
-    func parse(_ payload: [UInt8]) -> MirrorMessage? {
-        guard payload.first == UInt8(ascii: "R") else { return nil }
-        let fields = payload.dropFirst().split(separator: 32, omittingEmptySubsequences: true)
-        guard fields.count >= 3 else { return .malformed }
-        return .unversioned(.removal(names: fields.dropFirst(2).map { Array($0) }))
+    static func change(_ message: ClusterRemovalMessage) -> MirrorChange {
+        .removal(names: message.names)
     }
 
     /// Ends the exact subscriptions of the removed channels here.
     func apply(_ change: MirrorChange) {
         guard case .removal(let names) = change else { return }
-        engine.server.shared.withLock { broker in broker.clusterChannelsRemoved(names) }
+        withBroker { broker in broker.clusterChannelsRemoved(names) }
     }
 
     /// Never called: there is no snapshot.
@@ -51,7 +32,7 @@ final class InstanceOwnerMirror: MirroredTable {
     /// `ClusterState.undeclareBatch` channels each.
     func resync() {
         let node = Array(String(engine.nodeIndex).utf8)
-        let claims = engine.server.shared.withLock { broker in broker.localInstanceClaims() }
+        let claims = withBroker { broker in broker.localInstanceClaims() }
         var resync = engine.scriptCall("instanceResync") + [node]
         for (owner, names) in claims {
             for name in names { resync += [name, Array(String(owner).utf8)] }

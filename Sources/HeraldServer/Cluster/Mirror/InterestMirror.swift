@@ -7,32 +7,10 @@ import HeraldBroker
 /// Its snapshot is a merge (`MirrorSnapshotPolicy.merge`): a node whose liveness key lapsed
 /// while Redis was away is missing from the snapshot but keeps its routes, and the table's
 /// version per entry refuses every held change the snapshot already covers.
-final class InterestMirror: MirroredTable {
-    private unowned let engine: ClusterEngine
-
-    /// The mirror of `engine`'s routing table.
-    init(_ engine: ClusterEngine) {
-        self.engine = engine
-    }
-
-    /// `MirrorTableTag.interest`.
-    var tag: MirrorTableTag { .interest }
-    /// A merge: see the type's documentation.
-    var policy: MirrorSnapshotPolicy { .merge }
-    /// `ClusterScripts.snapshot`.
-    var snapshotScript: String? { "snapshot" }
-    /// "interest".
-    var name: String { "interest" }
-
+final class InterestMirror: EngineMirror, MirroredTable {
     /// `+NODE V PATTERN` or `-NODE V PATTERN`.
-    func parse(_ payload: [UInt8]) -> MirrorMessage? {
-        guard let kind = payload.first, kind == UInt8(ascii: "+") || kind == UInt8(ascii: "-") else { return nil }
-        let fields = payload.dropFirst().split(separator: 32, maxSplits: 2, omittingEmptySubsequences: false)
-        guard fields.count == 3, let node = ClusterWireNumber.parse(fields[0]),
-              let version = ClusterWireNumber.parse(fields[1]) else { return .malformed }
-        let change = MirrorChange.interest(node: node, pattern: Array(fields[2]), added: kind == UInt8(ascii: "+"),
-                                           version: version)
-        return .change(version: version, change)
+    static func change(_ message: ClusterInterestMessage) -> MirrorChange {
+        .interest(node: message.node, pattern: message.pattern, added: message.added, version: message.version)
     }
 
     /// Enters the change in the routing table (refused there when an entry is newer).
@@ -61,11 +39,11 @@ final class InterestMirror: MirroredTable {
     /// Registers every local pattern and queue group membership again (re-adding what is
     /// still there is harmless: the sets are sets and each change carries a new version).
     func resync() {
-        let patterns = engine.server.shared.withLock { broker in broker.localInterestPatterns() }
+        let patterns = withBroker { broker in broker.localInterestPatterns() }
         for pattern in patterns {
             engine.sendInterest(ClusterState.InterestChange(pattern: pattern, added: true, ticket: 0))
         }
-        let groups = engine.server.shared.withLock { broker in broker.localGroupMemberships() }
+        let groups = withBroker { broker in broker.localGroupMemberships() }
         for group in groups {
             let change = ClusterState.InterestChange(pattern: group.pattern, group: group.group, members: group.members,
                                                      ticket: 0)

@@ -7,35 +7,17 @@ import HeraldBroker
 /// Its snapshot is exact (`MirrorSnapshotPolicy.exact`), for the lock table's reason: a
 /// missed `unlink` must not leave a route behind. Its resync sets every link again with a
 /// `link` call, each announced in full.
-final class LinkMirror: MirroredTable {
-    private unowned let engine: ClusterEngine
-
-    /// The mirror of `engine`'s broker's links.
-    init(_ engine: ClusterEngine) {
-        self.engine = engine
-    }
-
-    /// `MirrorTableTag.links`.
-    var tag: MirrorTableTag { .links }
-    /// Exact: see the type's documentation.
-    var policy: MirrorSnapshotPolicy { .exact }
-    /// `ClusterLinkScripts.snapshot`.
-    var snapshotScript: String? { "linkSnapshot" }
-    /// "link".
-    var name: String { "link" }
-
+final class LinkMirror: EngineMirror, MirroredTable {
     /// `KNODE V OWNER CH PARENT` or `kNODE V OWNER CH CH…` (`ClusterLinkMessage`).
-    func parse(_ payload: [UInt8]) -> MirrorMessage? {
-        guard let kind = payload.first, kind == UInt8(ascii: "K") || kind == UInt8(ascii: "k") else { return nil }
-        guard let message = ClusterLinkMessage(payload) else { return .malformed }
-        return .change(version: message.version, .link(message))
+    static func change(_ message: ClusterLinkMessage) -> MirrorChange {
+        .link(message)
     }
 
     /// Another node's link change (this node's own are applied when their reply is
     /// delivered).
     func apply(_ change: MirrorChange) {
-        guard case .link(let message) = change, message.node != engine.nodeIndex else { return }
-        engine.server.shared.withLock { broker in
+        guard case .link(let message) = change else { return }
+        withBroker { broker in
             for channel in message.channels {
                 broker.applyClusterLink(owner: message.owner, channel: channel, parent: message.parent)
             }
@@ -44,20 +26,21 @@ final class LinkMirror: MirroredTable {
 
     /// `OWNER, CHANNEL, PARENT` triples: the other nodes' links here become exactly those.
     func applySnapshot(_ entries: [RedisReply], at version: Int) {
-        var snapshot: [(owner: ConnectionID, channel: [UInt8], parent: [UInt8])] = []
-        for entry in entries.chunks(of: 3) {
-            if let owner = entry[0].bytes.flatMap(ClusterWireNumber.parse), let channel = entry[1].bytes,
-               let parent = entry[2].bytes {
-                snapshot.append((owner, channel, parent))
-            }
-        }
+        let rows = entries.chunks(of: 3).compactMap(Self.link)
         let node = engine.nodeIndex
-        engine.server.shared.withLock { broker in broker.replaceClusterLinks(with: snapshot, ownNode: node) }
+        withBroker { broker in broker.replaceClusterLinks(with: rows, ownNode: node) }
+    }
+
+    /// One snapshot entry. - Returns: nil when malformed.
+    private static func link(_ entry: [RedisReply]) -> (owner: ConnectionID, channel: [UInt8], parent: [UInt8])? {
+        guard let owner = entry[0].bytes.flatMap(ClusterWireNumber.parse), let channel = entry[1].bytes,
+              let parent = entry[2].bytes else { return nil }
+        return (owner, channel, parent)
     }
 
     /// Every link of the node's connections goes.
     func nodeGone(_ node: Int) {
-        engine.server.shared.withLock { broker in broker.releaseClusterLinks(ofNode: node) }
+        withBroker { broker in broker.releaseClusterLinks(ofNode: node) }
     }
 
     /// Drops the links Redis still has for this node that it no longer holds (a change lost
@@ -65,7 +48,7 @@ final class LinkMirror: MirroredTable {
     /// one refused now as `conflict` or `cycle` stays only here).
     func resync() {
         let node = engine.nodeIndex
-        let owned = engine.server.shared.withLock { broker in broker.localLinks(ownNode: node) }
+        let owned = withBroker { broker in broker.localLinks(ownNode: node) }
         var resync = engine.scriptCall("linkResync") + [Array(String(node).utf8)]
         for (owner, channel, _) in owned { resync += [channel, Array(String(owner).utf8)] }
         engine.commands.send(resync) { _ in }

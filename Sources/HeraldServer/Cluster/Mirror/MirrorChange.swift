@@ -11,4 +11,15 @@ enum MirrorChange {
     case handler(ClusterHandlerMessage)
     /// `ROWNER REASON CH CH…`: instance channels removed in Redis.
     case removal(names: [[UInt8]])
+
+    /// The node that announced it; nil for a removal (Redis's reaper may announce one).
+    var node: Int? {
+        switch self {
+        case .interest(let node, _, _, _): return node
+        case .lock(let message): return message.node
+        case .link(let message): return message.node
+        case .handler(let message): return message.node
+        case .removal: return nil
+        }
+    }
 }

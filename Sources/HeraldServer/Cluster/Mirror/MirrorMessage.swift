@@ -8,3 +8,51 @@ enum MirrorMessage {
     /// The table's kind of message, malformed: logged and dropped.
     case malformed
 }
+
+/// A table's message on the interest channel: told apart by its first bytes, parsed whole,
+/// carrying the interest version it was announced at.
+protocol MirrorWireMessage {
+    /// Whether `payload` is of this kind (well formed or not).
+    static func isOwn(_ payload: [UInt8]) -> Bool
+    /// Parses a message. - Returns: nil when it is malformed.
+    init?(_ payload: [UInt8])
+    /// The interest version it was announced at; nil: it has none (applied at once).
+    var announcedVersion: Int? { get }
+}
+
+extension MirrorMessage {
+    /// `payload` as a versioned change of `M`'s table: nil when it is not of that kind,
+    /// `.malformed` when it is but does not parse.
+    static func read<M: MirrorWireMessage>(_ payload: [UInt8], as _: M.Type, _ change: (M) -> MirrorChange) -> MirrorMessage? {
+        guard M.isOwn(payload) else { return nil }
+        guard let message = M(payload) else { return .malformed }
+        guard let version = message.announcedVersion else { return .unversioned(change(message)) }
+        return .change(version: version, change(message))
+    }
+}
+
+extension ClusterLockMessage: MirrorWireMessage {
+    /// `version`.
+    var announcedVersion: Int? { version }
+
+    /// `isLockMessage`.
+    static func isOwn(_ payload: [UInt8]) -> Bool { isLockMessage(payload) }
+}
+
+extension ClusterHandlerMessage: MirrorWireMessage {
+    /// `version`.
+    var announcedVersion: Int? { version }
+
+    /// `isHandlerMessage`.
+    static func isOwn(_ payload: [UInt8]) -> Bool { isHandlerMessage(payload) }
+}
+
+extension ClusterLinkMessage: MirrorWireMessage {
+    /// `version`.
+    var announcedVersion: Int? { version }
+
+    /// `K…` (link) or `k…` (unlink).
+    static func isOwn(_ payload: [UInt8]) -> Bool {
+        payload.first == UInt8(ascii: "K") || payload.first == UInt8(ascii: "k")
+    }
+}

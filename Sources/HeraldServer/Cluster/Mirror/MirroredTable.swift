@@ -1,3 +1,5 @@
+import HeraldBroker
+
 /// A table every node mirrors through Redis. Rows are keyed by owner (a global client id
 /// whose top 32 bits are its node, `ClusterOwner.node(of:)`; for interest, the node), so
 /// "not mine", "node gone" and the resync after an outage are one rule per table. Each
@@ -5,17 +7,13 @@
 /// (hold, replay, acknowledge) are `MirrorSync`'s, the order of the snapshot reads
 /// `ClusterLifecycle`'s.
 protocol MirroredTable: AnyObject {
+    /// Its kind of message on the interest channel (the change codec: one parse for every
+    /// table, `MirrorMessage.read`).
+    associatedtype Message: MirrorWireMessage
     /// Which table it is.
     var tag: MirrorTableTag { get }
-    /// How its snapshot meets the rows held before it.
-    var policy: MirrorSnapshotPolicy { get }
-    /// The script that reads every live node's rows at one version (its reply: the version,
-    /// then the entries); nil: the table has no snapshot.
-    var snapshotScript: String? { get }
-    /// The table's name in logs.
-    var name: String { get }
-    /// Parses an interest-channel payload. - Returns: nil when it is not this table's.
-    func parse(_ payload: [UInt8]) -> MirrorMessage?
+    /// A parsed message as the change it makes.
+    static func change(_ message: Message) -> MirrorChange
     /// Applies a change (another node's; this node's own where the table enters them from
     /// the announcement).
     func apply(_ change: MirrorChange)
@@ -26,4 +24,38 @@ protocol MirroredTable: AnyObject {
     /// After an outage (or a lapse of this node's liveness): makes Redis's record of this
     /// node's rows exactly what it holds, and announces every one of them again, in full.
     func resync()
+}
+
+extension MirroredTable {
+    /// Parses an interest-channel payload. - Returns: nil when it is not this table's.
+    func parse(_ payload: [UInt8]) -> MirrorMessage? {
+        MirrorMessage.read(payload, as: Message.self, Self.change)
+    }
+
+    /// How its snapshot meets the rows held before it (`MirrorTableTag.policy`).
+    var policy: MirrorSnapshotPolicy { tag.policy }
+    /// The script that reads every live node's rows at one version (its reply: the version,
+    /// then the entries); nil: the table has no snapshot.
+    var snapshotScript: String? { tag.snapshotScript }
+    /// The table's name in logs.
+    var name: String { tag.name }
+}
+
+/// What every table adapter holds: the engine it does its I/O through.
+class EngineMirror {
+    /// The engine (which owns the adapter).
+    unowned let engine: ClusterEngine
+    /// Which table it is.
+    let tag: MirrorTableTag
+
+    /// The adapter of `engine`'s table `tag`.
+    init(_ engine: ClusterEngine, _ tag: MirrorTableTag) {
+        self.engine = engine
+        self.tag = tag
+    }
+
+    /// Runs `body` on the broker, under its lock.
+    func withBroker<R>(_ body: (Broker) -> R) -> R {
+        engine.server.shared.withLock(body)
+    }
 }
