@@ -17,12 +17,7 @@ extension Broker {
     /// Redis gave a receipted event its `seq`: answers the publisher. In cluster mode
     /// `receivers` counts the nodes the event went to (docs/cluster.md, "receipts").
     public func clusterPublished(receipt: Int, seq: Int, nodes: Int) {
-        guard let waiting = cluster?.takeReceipt(receipt) else { return }
-        // A half-closed publisher closes once its last receipt is written.
-        defer { closeIfDrained(waiting.session) }
-        let session = waiting.session
-        guard sessions[session.id] === session, !session.closeAfterFlush else { return }
-        write(session) { out in
+        answerReceipt(receipt) { waiting, out in
             out.appendRaw(#"{"ok":"pub","rid":"#)
             out.append(contentsOf: waiting.rid)
             out.appendRaw(#","seq":"#)
@@ -39,15 +34,20 @@ extension Broker {
         failReceipt(receipt, op: "pub", reason: reason)
     }
 
-    /// Answers a waiting receipt `{"error":"unavailable","message":"cluster: REASON","op":OP,
-    /// "rid":…}`: the one writer for every receipt Redis could not serve.
-    func failReceipt(_ receipt: Int, op: StaticString, reason: String) {
+    /// Writes the answer to a waiting receipt with `body`, if its publisher is still open;
+    /// a half-closed publisher closes once its last receipt is written.
+    private func answerReceipt(_ receipt: Int, _ body: (ClusterState.Receipt, inout [UInt8]) -> Void) {
         guard let waiting = cluster?.takeReceipt(receipt) else { return }
-        // A half-closed publisher closes once its last receipt is written.
         defer { closeIfDrained(waiting.session) }
         let session = waiting.session
         guard sessions[session.id] === session, !session.closeAfterFlush else { return }
-        write(session) { out in
+        write(session) { out in body(waiting, &out) }
+    }
+
+    /// Answers a waiting receipt `{"error":"unavailable","message":"cluster: REASON","op":OP,
+    /// "rid":…}`: the one writer for every receipt Redis could not serve.
+    func failReceipt(_ receipt: Int, op: StaticString, reason: String) {
+        answerReceipt(receipt) { waiting, out in
             out.appendRaw(#"{"error":"unavailable","message":"#)
             out.appendJSONString(Array(("cluster: " + reason).utf8))
             out.appendRaw(#","op":""#)
