@@ -8,14 +8,8 @@ import HeraldBroker
 /// Its snapshot is exact (`MirrorSnapshotPolicy.exact`), for the lock table's reason. Its
 /// resync sets each local connection's handlers with an `S` call, announced in full.
 final class HandlerMirror: EngineMirror, MirroredTable {
-    /// `HOPNODE V OWNER …` (`ClusterHandlerMessage`).
-    static func change(_ message: ClusterHandlerMessage) -> MirrorChange {
-        .handler(message)
-    }
-
     /// Any node's handler change, this one's included.
-    func apply(_ change: MirrorChange) {
-        guard case .handler(let message) = change else { return }
+    func apply(_ message: ClusterHandlerMessage) {
         withBroker { broker in
             broker.applyClusterHandlers(op: message.op, owner: message.owner, handlers: message.handlers, names: message.names)
         }

@@ -8,15 +8,9 @@ import HeraldBroker
 /// outage. A dead node's channels are cleared in Redis by the reaper a slice per period
 /// (`reapInstances`), whose removals arrive as announcements: nothing to drop here.
 final class InstanceOwnerMirror: EngineMirror, MirroredTable {
-    /// `ROWNER REASON CH CH…`.
-    static func change(_ message: ClusterRemovalMessage) -> MirrorChange {
-        .removal(names: message.names)
-    }
-
     /// Ends the exact subscriptions of the removed channels here.
-    func apply(_ change: MirrorChange) {
-        guard case .removal(let names) = change else { return }
-        withBroker { broker in broker.clusterChannelsRemoved(names) }
+    func apply(_ message: ClusterRemovalMessage) {
+        withBroker { broker in broker.clusterChannelsRemoved(message.names) }
     }
 
     /// Never called: there is no snapshot.

@@ -8,15 +8,9 @@ import HeraldBroker
 /// while Redis was away is missing from the snapshot but keeps its routes, and the table's
 /// version per entry refuses every held change the snapshot already covers.
 final class InterestMirror: EngineMirror, MirroredTable {
-    /// `+NODE V PATTERN` or `-NODE V PATTERN`.
-    static func change(_ message: ClusterInterestMessage) -> MirrorChange {
-        .interest(node: message.node, pattern: message.pattern, added: message.added, version: message.version)
-    }
-
     /// Enters the change in the routing table (refused there when an entry is newer).
-    func apply(_ change: MirrorChange) {
-        guard case .interest(let node, let pattern, let added, let version) = change else { return }
-        engine.table.apply(node: node, pattern: pattern, added: added, version: version)
+    func apply(_ message: ClusterInterestMessage) {
+        engine.table.apply(node: message.node, pattern: message.pattern, added: message.added, version: message.version)
     }
 
     /// `NODE, {PATTERN…}` pairs, merged into the table at `version`; a node not counted yet

@@ -8,15 +8,9 @@ import HeraldBroker
 /// missed `unlink` must not leave a route behind. Its resync sets every link again with a
 /// `link` call, each announced in full.
 final class LinkMirror: EngineMirror, MirroredTable {
-    /// `KNODE V OWNER CH PARENT` or `kNODE V OWNER CH CH…` (`ClusterLinkMessage`).
-    static func change(_ message: ClusterLinkMessage) -> MirrorChange {
-        .link(message)
-    }
-
     /// Another node's link change (this node's own are applied when their reply is
     /// delivered).
-    func apply(_ change: MirrorChange) {
-        guard case .link(let message) = change else { return }
+    func apply(_ message: ClusterLinkMessage) {
         withBroker { broker in
             for channel in message.channels {
                 broker.applyClusterLink(owner: message.owner, channel: channel, parent: message.parent)

@@ -9,14 +9,8 @@ import HeraldBroker
 /// snapshot lacks. The price, a node left out of a snapshot (its liveness lapsed) losing its
 /// locks here, is paid by the resync, which announces every lock in full.
 final class LockMirror: EngineMirror, MirroredTable {
-    /// `OPNODE V OWNER` then ` LEN:RECORD` per record (`ClusterLockMessage`).
-    static func change(_ message: ClusterLockMessage) -> MirrorChange {
-        .lock(message)
-    }
-
     /// Another node's lock change (this node's own are applied already).
-    func apply(_ change: MirrorChange) {
-        guard case .lock(let message) = change else { return }
+    func apply(_ message: ClusterLockMessage) {
         withBroker { broker in
             broker.applyClusterLocks(owner: message.owner, records: message.records, added: message.op == UInt8(ascii: "L"))
         }

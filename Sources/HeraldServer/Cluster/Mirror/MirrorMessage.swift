@@ -18,22 +18,26 @@ protocol MirrorWireMessage {
     init?(_ payload: [UInt8])
     /// The interest version it was announced at; nil: it has none (applied at once).
     var announcedVersion: Int? { get }
+    /// The node that announced it; nil when Redis's reaper may have.
+    var announcingNode: Int? { get }
 }
 
 extension MirrorMessage {
     /// `payload` as a versioned change of `M`'s table: nil when it is not of that kind,
     /// `.malformed` when it is but does not parse.
-    static func read<M: MirrorWireMessage>(_ payload: [UInt8], as _: M.Type, _ change: (M) -> MirrorChange) -> MirrorMessage? {
+    static func read<M: MirrorWireMessage>(_ payload: [UInt8], as _: M.Type) -> MirrorMessage? {
         guard M.isOwn(payload) else { return nil }
         guard let message = M(payload) else { return .malformed }
-        guard let version = message.announcedVersion else { return .unversioned(change(message)) }
-        return .change(version: version, change(message))
+        guard let version = message.announcedVersion else { return .unversioned(MirrorChange(message: message)) }
+        return .change(version: version, MirrorChange(message: message))
     }
 }
 
 extension ClusterLockMessage: MirrorWireMessage {
     /// `version`.
     var announcedVersion: Int? { version }
+    /// `node`.
+    var announcingNode: Int? { node }
 
     /// `isLockMessage`.
     static func isOwn(_ payload: [UInt8]) -> Bool { isLockMessage(payload) }
@@ -42,6 +46,8 @@ extension ClusterLockMessage: MirrorWireMessage {
 extension ClusterHandlerMessage: MirrorWireMessage {
     /// `version`.
     var announcedVersion: Int? { version }
+    /// `node`.
+    var announcingNode: Int? { node }
 
     /// `isHandlerMessage`.
     static func isOwn(_ payload: [UInt8]) -> Bool { isHandlerMessage(payload) }
@@ -50,6 +56,8 @@ extension ClusterHandlerMessage: MirrorWireMessage {
 extension ClusterLinkMessage: MirrorWireMessage {
     /// `version`.
     var announcedVersion: Int? { version }
+    /// `node`.
+    var announcingNode: Int? { node }
 
     /// `K…` (link) or `k…` (unlink).
     static func isOwn(_ payload: [UInt8]) -> Bool {

@@ -12,11 +12,9 @@ protocol MirroredTable: AnyObject {
     associatedtype Message: MirrorWireMessage
     /// Which table it is.
     var tag: MirrorTableTag { get }
-    /// A parsed message as the change it makes.
-    static func change(_ message: Message) -> MirrorChange
     /// Applies a change (another node's; this node's own where the table enters them from
-    /// the announcement).
-    func apply(_ change: MirrorChange)
+    /// the announcement, `MirrorTableTag.appliesOwnChanges`).
+    func apply(_ message: Message)
     /// Applies the snapshot's entries (the reply after its version), read at `version`.
     func applySnapshot(_ entries: [RedisReply], at version: Int)
     /// Node `node` left or was declared down: every row of its owners goes.
@@ -29,7 +27,12 @@ protocol MirroredTable: AnyObject {
 extension MirroredTable {
     /// Parses an interest-channel payload. - Returns: nil when it is not this table's.
     func parse(_ payload: [UInt8]) -> MirrorMessage? {
-        MirrorMessage.read(payload, as: Message.self, Self.change)
+        MirrorMessage.read(payload, as: Message.self)
+    }
+
+    /// Applies a held or heard change: its message is this table's (the table parsed it).
+    func apply(_ change: MirrorChange) {
+        if let message = change.message as? Message { apply(message) }
     }
 
     /// How its snapshot meets the rows held before it (`MirrorTableTag.policy`).

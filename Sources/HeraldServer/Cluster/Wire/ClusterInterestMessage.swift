@@ -13,6 +13,8 @@ struct ClusterInterestMessage: MirrorWireMessage {
 
     /// `version`.
     var announcedVersion: Int? { version }
+    /// `node`.
+    var announcingNode: Int? { node }
 
     /// `+` or `-`.
     static func isOwn(_ payload: [UInt8]) -> Bool {

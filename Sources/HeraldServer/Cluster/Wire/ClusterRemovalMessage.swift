@@ -5,6 +5,8 @@ struct ClusterRemovalMessage: MirrorWireMessage {
     let names: [[UInt8]]
     /// None: a removal is applied at once, ready or not.
     var announcedVersion: Int? { nil }
+    /// None: the reaper announces a dead node's removals.
+    var announcingNode: Int? { nil }
 
     /// `R`.
     static func isOwn(_ payload: [UInt8]) -> Bool { payload.first == UInt8(ascii: "R") }
