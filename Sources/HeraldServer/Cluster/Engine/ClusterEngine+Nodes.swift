@@ -52,6 +52,37 @@ extension ClusterEngine {
         registerAgain()
     }
 
+    /// A `dNODE` (declared down) or `lNODE` (left) message: acted on only once Redis confirms
+    /// it (the node's liveness key is gone, or the reaper put it in `{p}dead`), since anyone
+    /// who may publish on the interest channel can send one (issue 32: forged `d` messages
+    /// made a node register again 413 times and the others drop its routes). One check per
+    /// node at a time: repeats while it is in flight are dropped, so a flood costs one
+    /// `EVAL` per round trip, not one reaction per message.
+    func confirmGone(_ node: Int) {
+        guard goneChecks.insert(node).inserted else { return }
+        let keys = [Array((prefix + "alive:" + String(node)).utf8), Array((prefix + "dead").utf8)]
+        let sent = commands.send([Array("EVAL".utf8), Array(Self.goneCheckScript.utf8), Array("2".utf8)] + keys
+                                 + [Array(String(node).utf8)]) { [unowned self] reply in
+            goneChecks.remove(node)
+            guard reply.integer == 1 else {
+                if reply.failure == nil {
+                    server.logger.warn("cluster: a node-down message Redis does not confirm was ignored", ["index": node])
+                }
+                return
+            }
+            if node == nodeIndex { return reapedWhileAlive() }
+            nodeGone(node)
+        }
+        if !sent { goneChecks.remove(node) }
+    }
+
+    /// 1 when node `ARGV[1]` is gone: its liveness key (`KEYS[1]`) absent, or it is in the
+    /// reaper's `{p}dead` (`KEYS[2]`).
+    static let goneCheckScript = """
+    if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return 1 end
+    return 0
+    """
+
     /// Publishes `$sys.node.up` for this node.
     func announceUp() {
         server.shared.withLock { broker in broker.publishClusterNodeEvent(up: true, index: nodeIndex, name: settings.node) }

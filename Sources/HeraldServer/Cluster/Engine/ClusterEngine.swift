@@ -55,6 +55,8 @@ final class ClusterEngine {
     /// When the reaper may run again (`uv_hrtime`): after an outage, not before the other
     /// nodes had `node_timeout_ms` to refresh their liveness keys.
     private var reapAfter: UInt64 = 0
+    /// Nodes whose `d`/`l` message is being checked with Redis (`confirmGone`).
+    var goneChecks: Set<Int> = []
     /// What the broker queued before this node was first ready (and, while Redis is away,
     /// the interest removals), in order, sent when it is.
     private var queued: [ClusterCommand] = []
@@ -430,8 +432,7 @@ final class ClusterEngine {
         case UInt8(ascii: "j"):
             if acknowledged[node] == nil { acknowledged[node] = 0 }
         case UInt8(ascii: "l"), UInt8(ascii: "d"):
-            if node == nodeIndex { return reapedWhileAlive() }
-            nodeGone(node)
+            confirmGone(node)
         default:
             return
         }
