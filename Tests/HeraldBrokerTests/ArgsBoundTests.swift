@@ -118,3 +118,35 @@ import HeraldBroker
         #expect(receipt["receivers"] as? Int == 0)
     }
 }
+
+/// A connection leaving with many links (issue 32, item 3: 100,000 held the loop 0.2–0.27 s):
+/// they leave its set at once and the table a slice per pass; meanwhile another connection
+/// may link one of those channels (the departed owner holds no `conflict`).
+@Suite struct LinkTeardownTests {
+    private func links(_ harness: BrokerHarness) -> Int? {
+        harness.broker.statsFigures(now: 0).first { $0.name == "links" }?.value
+    }
+
+    @Test func aHundredThousandLinksLeaveInSlicesAndMayBeTakenOverMeanwhile() {
+        var config = BrokerConfig(epoch: "e1")
+        config.maxLinks = 200_000
+        let harness = BrokerHarness(config)
+        let leaver = harness.connect()
+        for n in 0..<100_000 { harness.send(leaver, #"{"op":"link","ch":"l.\#(n)","parent":"p"}"#) }
+        #expect(harness.frames(leaver).filter { $0["ok"] as? String == "link" }.count == 100_000)
+        harness.broker.disconnect(leaver)
+        #expect((links(harness) ?? 0) > 90_000, "at most the first slice left inside the disconnect")
+        let other = harness.connect()
+        let taken = harness.request(other, #"{"op":"link","ch":"l.99999","parent":"q"}"#)
+        #expect(taken["ok"] as? String == "link", "no conflict with a connection that is gone: \(taken)")
+        var passes = 0
+        while harness.broker.hasDeferredWork && passes < 1_000 {
+            harness.broker.continueDeferredWork()
+            passes += 1
+        }
+        #expect(passes >= 10, "a slice per pass")
+        #expect(links(harness) == 1, "only the new link is left")
+        let signal = harness.request(other, #"{"op":"unlink","ch":"l.99999"}"#)
+        #expect(signal["ok"] as? String == "unlink", "the new link is its new owner's")
+    }
+}

@@ -30,7 +30,7 @@ extension Broker {
     func link(_ session: Session) throws(HeraldError) {
         let channel = try concreteName(.ch)
         let parent = try concreteName(.parent)
-        if let existing = links[channel], existing.owner != session.id {
+        if let existing = links[channel], existing.owner != session.id, !departedLinkOwners.contains(existing.owner) {
             throw HeraldError(.conflict, "channel is linked by another connection")
         }
         if channel == parent || route(from: parent).contains(channel) {
@@ -89,10 +89,14 @@ extension Broker {
     }
 
     /// Drops the links a departing connection made: O(its own links), not O(every link).
+    /// They leave its set and the cluster at once, the table a slice per pass (`Broker+Teardown`):
+    /// meanwhile a signal may still take such a route, and linking one of those channels again
+    /// takes it over (no `conflict` with a connection that is gone).
     func releaseLinks(of session: Session) {
-        guard let owned = linksByOwner[session.id] else { return }
-        for channel in owned { dropLink(channel, ownedBy: session.id) }
-        port.linksDropped(self, Array(owned), owner: session.id)
+        guard let owned = linksByOwner.removeValue(forKey: session.id) else { return }
+        let channels = Array(owned)
+        port.linksDropped(self, channels, owner: session.id)
+        deferLinkDrops(channels, ownedBy: session.id)
     }
 
     /// After a reload: drops the connection's links whose channel or parent its user may no

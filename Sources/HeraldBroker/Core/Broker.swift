@@ -119,6 +119,11 @@ public final class Broker {
     var deferredRemovals: [DeferredRemoval] = []
     var removalHead = 0
     var deferredLocks: [DetachedLocks] = []
+    /// Departed connections' links still in the table, oldest departure first: owner,
+    /// channels, how many were looked at (`Broker+Teardown`).
+    var deferredLinkDrops: [(owner: ConnectionID, channels: [[UInt8]], next: Int)] = []
+    /// The owners in `deferredLinkDrops` (their links may be taken over).
+    var departedLinkOwners: Set<ConnectionID> = []
     /// Ended subscriptions still in the index, oldest first (`Broker+Teardown`).
     var deferredUnindexing: [Subscription] = []
     var unindexHead = 0
