@@ -10,7 +10,10 @@ import HeraldBroker
 final class InterestMirror: EngineMirror, MirroredTable {
     /// Enters the change in the routing table (refused there when an entry is newer).
     func apply(_ message: ClusterInterestMessage) {
-        engine.table.apply(node: message.node, pattern: message.pattern, added: message.added, version: message.version)
+        // Ready, changes arrive in order: a removal need not keep its version (the table's
+        // memory returns when a node's subscribers go, however many patterns churned).
+        engine.table.apply(node: message.node, pattern: message.pattern, added: message.added, version: message.version,
+                           dropsRemoved: engine.isReady)
     }
 
     /// `NODE, {PATTERN…}` pairs, merged into the table at `version`; a node not counted yet
