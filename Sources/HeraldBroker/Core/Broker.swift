@@ -124,8 +124,9 @@ public final class Broker {
     var deferredLinkDrops: [(owner: ConnectionID, channels: [[UInt8]], next: Int)] = []
     /// The owners in `deferredLinkDrops` (their links may be taken over).
     var departedLinkOwners: Set<ConnectionID> = []
-    /// Ended subscriptions still in the index, oldest first (`Broker+Teardown`).
-    var deferredUnindexing: [Subscription] = []
+    /// Ended subscriptions still in the index, oldest first (`Broker+Teardown`); a slot is
+    /// emptied as it is done, so the subscriptions are freed a slice at a time.
+    var deferredUnindexing: [Subscription?] = []
     var unindexHead = 0
     /// How much one listing or sweep may look at; only tests and the fuzz harness change it.
     public var budgets = ScanBudgets()

@@ -70,7 +70,7 @@ extension Broker {
     /// Queues ended subscriptions (already inactive and given back) to leave the index, the
     /// first `inlineUnindexing` now.
     func deferUnindexing(_ subscriptions: [Subscription]) {
-        deferredUnindexing.append(contentsOf: subscriptions)
+        deferredUnindexing.append(contentsOf: subscriptions.lazy.map { Optional($0) })
         continueUnindexing(budget: Broker.inlineUnindexing)
     }
 
@@ -81,7 +81,8 @@ extension Broker {
         var done = 0
         while done < budget, unindexHead < deferredUnindexing.count {
             if done % Broker.itemsPerClockRead == Broker.itemsPerClockRead - 1 && isOverBudget() { return true }
-            unindex(deferredUnindexing[unindexHead])
+            if let subscription = deferredUnindexing[unindexHead] { unindex(subscription) }
+            deferredUnindexing[unindexHead] = nil
             unindexHead += 1
             done += 1
         }
