@@ -107,6 +107,20 @@ import HeraldBroker
         #expect(subscriptions(harness) == 1)
     }
 
+    @Test func aDepartedConnectionsQueuedSubscriptionsAreSkippedAndListedSafely() {
+        let harness = BrokerHarness()
+        let leaver = harness.connect()
+        for n in 0..<5_000 { harness.send(leaver, #"{"op":"sub","ch":"w.\#(n)","sub":"s\#(n)"}"#) }
+        _ = harness.frames(leaver)
+        harness.broker.disconnect(leaver)
+        #expect(harness.broker.hasDeferredWork, "its subscriptions are still in the index")
+        let other = harness.connect()
+        #expect(harness.request(other, #"{"op":"pub","ch":"w.4999","rid":1}"#)["receivers"] as? Int == 0)
+        #expect(harness.request(other, #"{"op":"locks","ch":"w.4999"}"#)["ok"] as? String == "locks")
+        while harness.broker.hasDeferredWork { harness.broker.continueDeferredWork() }
+        #expect(harness.request(other, #"{"op":"locks","ch":"w.4999"}"#)["unlocked"] as? [String] == [])
+    }
+
     @Test func aHalfClosedConnectionsSubscriptionsStopReceivingBeforeTheyLeaveTheIndex() {
         let harness = BrokerHarness()
         let closing = harness.connect()

@@ -124,10 +124,9 @@ public final class Broker {
     var deferredLinkDrops: [(owner: ConnectionID, channels: [[UInt8]], next: Int)] = []
     /// The owners in `deferredLinkDrops` (their links may be taken over).
     var departedLinkOwners: Set<ConnectionID> = []
-    /// Ended subscriptions still in the index, oldest first (`Broker+Teardown`); a slot is
-    /// emptied as it is done, so the subscriptions are freed a slice at a time.
-    var deferredUnindexing: [Subscription?] = []
-    var unindexHead = 0
+    /// Ended subscriptions still in the index, a batch per connection, oldest first
+    /// (`Broker+Teardown`).
+    var deferredUnindexing: [DeferredUnindexing] = []
     /// How much one listing or sweep may look at; only tests and the fuzz harness change it.
     public var budgets = ScanBudgets()
     /// Bytes of the `args` of every subscription (`max_args_total`).
@@ -299,7 +298,7 @@ public final class Broker {
         session.subscriptions.removeAll()
         guard !all.isEmpty else { return }
         for subscription in all { releaseCharges(of: subscription) }
-        deferUnindexing(all)
+        deferUnindexing(all, of: session)
     }
 
     /// Ends one subscription now: charges given back, out of the index; the caller removes it

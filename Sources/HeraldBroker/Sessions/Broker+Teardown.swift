@@ -67,10 +67,10 @@ extension Broker {
     static let inlineUnindexing = 500
     static let unindexSlice = 5_000
 
-    /// Queues ended subscriptions (already inactive and given back) to leave the index, the
-    /// first `inlineUnindexing` now.
-    func deferUnindexing(_ subscriptions: [Subscription]) {
-        deferredUnindexing.append(contentsOf: subscriptions.lazy.map { Optional($0) })
+    /// Queues ended subscriptions of `session` (already inactive and given back) to leave the
+    /// index, the first `inlineUnindexing` now.
+    func deferUnindexing(_ subscriptions: [Subscription], of session: Session) {
+        deferredUnindexing.append(DeferredUnindexing(session: session, subscriptions: subscriptions))
         continueUnindexing(budget: Broker.inlineUnindexing)
     }
 
@@ -79,19 +79,17 @@ extension Broker {
     @discardableResult
     func continueUnindexing(budget: Int, isOverBudget: () -> Bool = { false }) -> Bool {
         var done = 0
-        while done < budget, unindexHead < deferredUnindexing.count {
-            if done % Broker.itemsPerClockRead == Broker.itemsPerClockRead - 1 && isOverBudget() { return true }
-            if let subscription = deferredUnindexing[unindexHead] { unindex(subscription) }
-            deferredUnindexing[unindexHead] = nil
-            unindexHead += 1
-            done += 1
-        }
-        if unindexHead == deferredUnindexing.count {
-            deferredUnindexing = []
-            unindexHead = 0
-        } else if unindexHead >= 4_096 && unindexHead * 2 >= deferredUnindexing.count {
-            deferredUnindexing.removeFirst(unindexHead)
-            unindexHead = 0
+        while done < budget, let batch = deferredUnindexing.first {
+            while done < budget, let subscription = batch.take() {
+                if done % Broker.itemsPerClockRead == Broker.itemsPerClockRead - 1 && isOverBudget() {
+                    unindex(subscription)
+                    return true
+                }
+                unindex(subscription)
+                done += 1
+            }
+            guard batch.isDone else { break }
+            deferredUnindexing.removeFirst()
         }
         return false
     }
@@ -141,7 +139,7 @@ extension Broker {
     /// Also true while a `since` replay has something to queue (`Broker+Replay.swift`): a
     /// replay is the same kind of work, done a slice per pass while the loop stays awake.
     public var hasDeferredWork: Bool {
-        removalHead < deferredRemovals.count || !deferredLocks.isEmpty || unindexHead < deferredUnindexing.count
+        removalHead < deferredRemovals.count || !deferredLocks.isEmpty || !deferredUnindexing.isEmpty
             || !deferredLinkDrops.isEmpty || hasRunnableReplay
     }
 
@@ -241,5 +239,34 @@ final class DeferredRemoval {
         let name = names.take(at: next)
         next += 1
         return name
+    }
+}
+
+/// A departed (or half-closed) connection's ended subscriptions, taken out of the index a
+/// slice per pass. It holds the session: a subscription refers to its session unretained
+/// (`Subscription.owner`), and those still in the index may be looked at (a fan-out checks
+/// `isActive` first; a listing reads the client id) until they leave it. Each slot is emptied
+/// as it is taken, so the subscriptions are freed a slice at a time.
+final class DeferredUnindexing {
+    /// The connection they belonged to, alive until the last one left the index.
+    let session: Session
+    private var subscriptions: [Subscription?]
+    private var next = 0
+
+    init(session: Session, subscriptions: [Subscription]) {
+        self.session = session
+        self.subscriptions = subscriptions.map { Optional($0) }
+    }
+
+    /// Whether every subscription was handed out.
+    var isDone: Bool { next >= subscriptions.count }
+
+    /// The next subscription to take out of the index, or nil when none is left.
+    func take() -> Subscription? {
+        guard next < subscriptions.count else { return nil }
+        let subscription = subscriptions[next]
+        subscriptions[next] = nil
+        next += 1
+        return subscription
     }
 }
