@@ -52,7 +52,9 @@ extension ConfigFileReader {
             }
             settings.redisCredentials = credentials
         }
-        settings.waitReplicas = try Self.integer(section, "wait_replicas", at: place, in: ClusterSettings.waitReplicasRange) ?? 0
+        let waitReplicas = try Self.integer(section, "wait_replicas", at: place, in: ClusterSettings.waitReplicasRange)
+        settings.waitReplicas = waitReplicas ?? 0
+        settings.waitReplicasIsDefault = waitReplicas == nil
         settings.waitTimeoutMs = try Self.integer(section, "wait_timeout_ms", at: place, in: ClusterSettings.waitTimeoutRange)
             ?? ClusterSettings.defaultWaitTimeoutMs
         settings.maxOutstandingOps = try Self.integer(section, "max_outstanding_ops", at: place,

@@ -92,9 +92,16 @@ public final class Server {
             workers.append(try Worker(index: index, server: self, shared: shared))
         }
         if let join, let settings = config.cluster {
-            broker.cluster?.pipelinesStateOps = settings.waitReplicas == 0
-            nextConnectionID = (join.nodeIndex << 32) | 1
             var joined = settings
+            if settings.sentinel != nil && settings.waitReplicas == 0 && settings.waitReplicasIsDefault {
+                // Under Sentinel the safe setting is the default (issue 31): a state write is
+                // acknowledged once a replica has it, so a failover cannot lose it.
+                joined.waitReplicas = join.replicas > 0 ? 1 : 0
+                logger.info("cluster: wait_replicas not set; under Sentinel it is 1 when the primary has a replica",
+                            ["replicas": join.replicas, "wait_replicas": joined.waitReplicas])
+            }
+            broker.cluster?.pipelinesStateOps = joined.waitReplicas == 0
+            nextConnectionID = (join.nodeIndex << 32) | 1
             joined.redisHost = join.primary.host
             joined.redisPort = join.primary.port
             clusterEngine = ClusterEngine(settings: joined, nodeIndex: join.nodeIndex, server: self, loop: workers[0].loop)

@@ -24,6 +24,9 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case tooManyAttempts = "too_many_attempts"
     /// The daemon cannot take the op now (a full data folder): nothing changed, try again later.
     case unavailable = "unavailable"
+    /// Cluster mode: the node was declared down while it ran and starts a new incarnation;
+    /// the connection closes after this frame, and a client reconnects and restores.
+    case nodeReset = "node_reset"
 
     /// Whether this code counts toward `max_errors` (a run of malformed frames closes the connection).
     public var isProtocolError: Bool {

@@ -25,7 +25,21 @@ struct ClusterPartitionServingTests {
         return seen
     }
 
-    @Test func aPartitionedNodeAnswersUnavailableAndNeverRepeatsOrReordersAfterItHeals() throws {
+    /// Waits until `client` gets a receipt for a `pub` on `probe` (the node serves again).
+    private func servesAgain(_ client: TestClient, within seconds: Double) -> Bool {
+        let healed = Date().addingTimeInterval(seconds)
+        while Date() < healed {
+            if (try? client.request(#"{"op":"pub","ch":"probe","rid":3}"#))?["ok"] as? String == "pub" { return true }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        return false
+    }
+
+    /// A partition longer than `node_timeout_ms`: the node answers `unavailable` rather than
+    /// hang; the others declare it down; when it heals the node finds its index reaped and
+    /// starts a new incarnation (fail-stop, issue 31): its subscriber is told `node_reset`,
+    /// and resubscribing with `since` gets every event, none twice, in order.
+    @Test func aPartitionedNodeAnswersUnavailableAndItsSubscribersAreToldAndRecover() throws {
         let redis = try TestRedis()
         let proxy = try StallingProxy(upstream: redis.port)
         let cut = try node(proxy.port, "cut")
@@ -44,23 +58,49 @@ struct ClusterPartitionServingTests {
         let refused = try writer.frame(timeout: Double(Self.timeoutMs) / 1000 + 5)
         #expect(refused["error"] as? String == "unavailable" && refused["rid"] as? Int == 1, "\(refused)")
         #expect(Date().timeIntervalSince(started) < Double(Self.timeoutMs) / 1000 + 4, "answered, not hung")
-        let receipt = try writer.request(#"{"op":"pub","ch":"talk","data":0,"rid":2}"#)
-        #expect(receipt["error"] as? String == "unavailable", "\(receipt)")
         for n in 6...10 { publisher.send(#"{"op":"pub","ch":"talk","data":\#(n)}"#) }
-        seen += seqs(subscriber, seconds: 0.5)
+        Thread.sleep(forTimeInterval: 1)
 
         proxy.resume()
-        let healed = Date().addingTimeInterval(15)
-        var served = false
-        while !served && Date() < healed {
-            served = (try? writer.request(#"{"op":"pub","ch":"probe","rid":3}"#))?["ok"] as? String == "pub"
-            if !served { Thread.sleep(forTimeInterval: 0.2) }
+        let (lines, closed) = subscriber.linesUntilClosed(timeout: 10)
+        #expect(closed && lines.last?.contains(#""error":"node_reset""#) == true, "the subscriber is told: \(lines.suffix(2))")
+        seen += lines.compactMap { line in
+            guard line.contains(#""event":"talk""#), let data = line.data(using: .utf8),
+                  let frame = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+            return frame["seq"] as? Int
         }
-        #expect(served, "the node serves cluster ops again once Redis answers")
+        let again = try cut.client()
+        #expect(servesAgain(again, within: 15), "the new incarnation serves cluster ops")
+        let last = seen.max() ?? 0
+        #expect(try again.request(#"{"op":"sub","ch":"talk","sub":"t","since":\#(last)}"#)["ok"] as? String == "sub")
         for n in 11...20 { publisher.send(#"{"op":"pub","ch":"talk","data":\#(n)}"#) }
-        seen += seqs(subscriber, seconds: 2)
-        #expect(seen == seen.sorted() && Set(seen).count == seen.count, "no event twice or out of order: \(seen)")
-        #expect(seen.filter { $0 > 10 }.count == 10, "all ten after healing: \(seen)")
-        #expect(seen == Array(1...20), "the five published during the partition are read back from history: \(seen)")
+        seen += seqs(again, seconds: 2)
+        #expect(seen == Array(1...20), "every event once, in order, the missed ones from history: \(seen)")
+    }
+
+    /// A partition shorter than `node_timeout_ms`: nobody declares the node down; when it
+    /// heals, the events published meanwhile are read back from history, none twice.
+    @Test func aShortPartitionIsReadBackWithoutAReset() throws {
+        let redis = try TestRedis()
+        let proxy = try StallingProxy(upstream: redis.port)
+        let config = { (port: Int, name: String) in
+            try DaemonProcess(config: #"cluster: { redis: "redis://127.0.0.1:\#(port)", node: "\#(name)", node_timeout_ms: 4000 },"#,
+                              arguments: ["--workers", "1"])
+        }
+        let cut = try config(proxy.port, "cut")
+        let other = try config(redis.port, "other")
+        let subscriber = try cut.client()
+        #expect(try subscriber.request(#"{"op":"sub","ch":"talk","sub":"t"}"#)["ok"] as? String == "sub")
+        let publisher = try other.client()
+        for n in 1...5 { publisher.send(#"{"op":"pub","ch":"talk","data":\#(n)}"#) }
+        var seen = seqs(subscriber, seconds: 1)
+        #expect(seen == [1, 2, 3, 4, 5])
+        proxy.stall()
+        for n in 6...10 { publisher.send(#"{"op":"pub","ch":"talk","data":\#(n)}"#) }
+        Thread.sleep(forTimeInterval: 0.8)
+        proxy.resume()
+        for n in 11...20 { publisher.send(#"{"op":"pub","ch":"talk","data":\#(n)}"#) }
+        seen += seqs(subscriber, seconds: 3)
+        #expect(seen == Array(1...20), "read back, none twice, in order, no reset: \(seen)")
     }
 }

@@ -168,8 +168,9 @@ public final class ClusterState {
     /// `cluster.wait_replicas` (a write's answer waits for its `WAIT`, a read's does not).
     public var pipelinesStateOps = true
 
-    /// This node's index in the cluster (client ids are `index << 32 | n`).
-    public let nodeIndex: Int
+    /// This node's index in the cluster (client ids are `index << 32 | n`): its incarnation,
+    /// new when the node was declared down while it ran (`Broker.resetClusterNode`).
+    public internal(set) var nodeIndex: Int
     /// This node's name (`cluster.node`), in `info` and `stats`.
     public let nodeName: String
     /// Events, interest changes and script calls, in the order queued since the engine last

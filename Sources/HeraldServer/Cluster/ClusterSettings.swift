@@ -19,8 +19,11 @@ public struct ClusterSettings: Equatable, Sendable {
     /// `redisPort` are only the last answer).
     public var sentinel: SentinelSettings?
     /// How many replicas must confirm a retained-state write (`WAIT`) before its client
-    /// gets the answer; 0 answers when the primary ran it.
+    /// gets the answer; 0 answers when the primary ran it. Unset under Sentinel, it is 1
+    /// when the primary has a replica at join (`waitReplicasIsDefault`, issue 31).
     public var waitReplicas = 0
+    /// Whether `wait_replicas` was left out of the configuration.
+    public var waitReplicasIsDefault = true
     /// How long `WAIT` waits for `waitReplicas` replicas before the write is answered
     /// `unavailable`.
     public var waitTimeoutMs = ClusterSettings.defaultWaitTimeoutMs

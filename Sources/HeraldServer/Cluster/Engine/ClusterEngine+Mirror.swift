@@ -76,13 +76,23 @@ extension ClusterEngine {
         lockQueriesForget(node: node)
     }
 
-    /// After Redis came back (or this node's liveness lapsed): resumes the channels' `seq`s,
-    /// registers the node again, then every table's rows, in full (a Redis restarted without
-    /// its data lost them; a node that read its snapshot meanwhile left them out).
+    /// After Redis came back (or as a new incarnation): registers the node again (`rejoin`:
+    /// a node the reaper declared down meanwhile starts a new incarnation instead), then
+    /// resumes the channels' `seq`s, sends what was held, and every table's rows, in full (a
+    /// Redis restarted without its data lost them; a node that read its snapshot meanwhile
+    /// left them out).
     func registerAgain() {
-        resumeSeqs()
-        rejoin()
-        for table in mirroredTables { table.resync() }
-        server.logger.info("cluster: registered again after Redis came back", ["tables": mirroredTables.count])
+        rejoin { [unowned self] in
+            resumeSeqs()
+            releaseHeld()
+            retryUndeclares()
+            for table in mirroredTables { table.resync() }
+            if incarnation.announcesOnReady {
+                incarnation.announcesOnReady = false
+                announceUp()
+            }
+            commands.flush()
+            server.logger.info("cluster: registered again after Redis came back", ["tables": mirroredTables.count])
+        }
     }
 }

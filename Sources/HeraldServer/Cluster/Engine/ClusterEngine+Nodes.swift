@@ -1,3 +1,4 @@
+import CLibUV
 import HeraldBroker
 
 /// Node liveness (docs/cluster.md, "Node liveness and the reaper"): every node runs the
@@ -13,12 +14,14 @@ extension ClusterEngine {
     /// it by as long as the backlog (the script is loaded on `commands`; SHAs are Redis-wide).
     func reap() {
         let arguments = [Array("EVALSHA".utf8), scripts["reap"] ?? [], Array("0".utf8), Array(prefix.utf8),
-                         Array(String(nodeIndex).utf8)]
+                         Array(String(nodeIndex).utf8), Array(String(freshLivenessMs).utf8)]
         livenessLink.send(arguments) { [unowned self] reply in
-            guard let parts = reply.elements else {
+            guard let halves = reply.elements, halves.count == 2, let parts = halves[0].elements else {
                 if let failure = reply.failure, failure.hasPrefix("NOSCRIPT") { loadScripts() }
                 return
             }
+            staleNodes = Set((halves[1].elements ?? []).compactMap { $0.bytes.flatMap { Int(String(decoding: $0, as: UTF8.self)) } })
+            if !staleNodes.isEmpty { releaseBarriers(now: uv_hrtime()) }
             var at = 0
             while at + 2 < parts.count {
                 let index = parts[at].bytes.flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0
@@ -31,25 +34,36 @@ extension ClusterEngine {
         }
     }
 
-    /// Registers this node again (after Redis came back); when it had been declared down
-    /// meanwhile, it says so and announces itself up again.
-    func rejoin() {
-        let arguments = [Array("EVALSHA".utf8), scripts["rejoin"] ?? [], Array("0".utf8), Array(prefix.utf8),
-                         Array(String(nodeIndex).utf8), Array(settings.node.utf8), Array(String(settings.nodeTimeoutMs).utf8)]
-        commands.send(arguments) { [unowned self] reply in
-            guard reply.integer == 1 else { return }
-            server.logger.warn("cluster: this node had been declared down during the outage; it is registered again",
-                               ["node": settings.node, "index": nodeIndex])
-            announceUp()
-        }
+    /// The least liveness left (ms) of a node refreshed within the last two periods: its key
+    /// was set with the node timeout as TTL at most one period and a round trip ago.
+    var freshLivenessMs: Int {
+        settings.nodeTimeoutMs - 2 * min(1_000, settings.nodeTimeoutMs / 3)
     }
 
-    /// The announcement `dNODE` named this node (declared down while it could still hear:
-    /// its refreshes were late). It registers itself and its interest again.
+    /// Registers this node again after Redis came back (`ClusterNodeScripts.rejoin`), unless
+    /// the reaper declared it down meanwhile: then it starts a new incarnation. Until Redis
+    /// answers, what the node would send is held (`IncarnationState`).
+    /// - Parameter alive: called with true once registered again under the same index.
+    func rejoin(_ alive: @escaping () -> Void) {
+        let sentAt = uv_hrtime()
+        let index = nodeIndex
+        let arguments = [Array("EVALSHA".utf8), scripts["rejoin"] ?? [], Array("0".utf8), Array(prefix.utf8),
+                         Array(String(nodeIndex).utf8), Array(settings.node.utf8), Array(String(settings.nodeTimeoutMs).utf8)]
+        let sent = commands.send(arguments) { [unowned self] reply in
+            guard index == nodeIndex, !incarnation.isResetting else { return }
+            if reply.integer == 1 { return startNewIncarnation("the reaper declared it down while it could not reach Redis") }
+            guard reply.integer == 0 else { return }
+            incarnation.registered(at: sentAt)
+            alive()
+        }
+        // Not sent: the link went, and the next readiness asks again.
+        _ = sent
+    }
+
+    /// The announcement `dNODE` named this node and Redis confirmed it (declared down while
+    /// it could still hear: its refreshes were late): a new incarnation.
     func reapedWhileAlive() {
-        server.logger.warn("cluster: this node was declared down while running; registering again",
-                           ["node": settings.node, "index": nodeIndex])
-        registerAgain()
+        startNewIncarnation("another node's reaper declared it down")
     }
 
     /// A `dNODE` (declared down) or `lNODE` (left) message: acted on only once Redis confirms

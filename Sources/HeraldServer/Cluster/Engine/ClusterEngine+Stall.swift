@@ -27,7 +27,7 @@ extension ClusterEngine {
             if refreshSentAt == sentAt { refreshSentAt = nil }
             guard reply.failure == nil else { return }
             redisRoundTripUs = Int((uv_hrtime() &- sentAt) / 1_000)
-            if let had = reply.integer { livenessChecked(present: had == 1) }
+            if let had = reply.integer { livenessChecked(present: had == 1, sentAt: sentAt) }
         }
     }
 
@@ -39,27 +39,24 @@ extension ClusterEngine {
     return had
     """
 
-    /// A refresh found this node's liveness key gone although an earlier one since it got
-    /// ready found it there: the node stalled past `node_timeout_ms` (a starved process, a
-    /// slow disk) and the key expired meanwhile. A node that read the tables in that window
-    /// (its snapshot at reconnect lists live nodes only) left out this node's interest,
-    /// locks, links and handlers, and unless some reaper also saw the gap (then `d` makes this
-    /// node register again) nothing would tell it otherwise: so the node registers everything
-    /// again, as after being declared down (`reapedWhileAlive`).
-    func livenessChecked(present: Bool) {
-        guard isReady else {
-            livenessHeld = false
+    /// A refresh sent at `sentAt` answered. The key gone, with the refresh sent after this
+    /// incarnation registered: the node stalled past `node_timeout_ms` (a SIGSTOP, a starved
+    /// process, a slow link) and the key expired. A node that read the tables in that window
+    /// left this node's interest, locks, links and handlers out, and a reaper may have
+    /// released them: the node starts a new incarnation (fail-stop). The key there: what was
+    /// held for the doubt goes out, once the answer is recent enough.
+    func livenessChecked(present: Bool, sentAt: UInt64) {
+        switch incarnation.refreshAnswered(sentAt: sentAt, present: present, now: uv_hrtime(), timeoutNs: nodeTimeoutNs) {
+        case .none:
             return
+        case .release:
+            releaseHeld()
+            commands.flush()
+        case .probeAgain:
+            refreshLiveness()
+        case .reset:
+            startNewIncarnation("its liveness key had expired: a stall past node_timeout_ms")
         }
-        if present {
-            livenessHeld = true
-            return
-        }
-        guard livenessHeld else { return }
-        livenessHeld = false
-        server.logger.warn("cluster: this node's liveness key had expired (a stall past node_timeout_ms); registering again",
-                           ["node": settings.node, "index": nodeIndex])
-        registerAgain()
     }
 
     /// Drops every link when the refresh in flight has waited past the node timeout.

@@ -12,7 +12,9 @@ import HeraldBroker
 /// answers once every live node has seen the change) and joins and leaves.
 final class ClusterEngine {
     let settings: ClusterSettings
-    let nodeIndex: Int
+    /// This node's index: its incarnation, new after it was declared down while it ran
+    /// (`ClusterEngine+Incarnation`).
+    var nodeIndex: Int
     unowned let server: Server
     let commands: RedisLink
     /// The pub/sub connection (events for this node, the interest channel).
@@ -27,6 +29,12 @@ final class ClusterEngine {
     let pubSubBacklog: PubSubBacklog
     /// Asks the sentinels for the primary before a link reconnects (`cluster.sentinel`).
     let sentinel: SentinelResolver?
+    /// Hears the sentinels' failover notices (`ClusterEngine+Sentinel`).
+    let sentinelWatch: SentinelWatch?
+    /// The primary this node last fenced, the one it is moving from, and the fences under way.
+    var fencedPrimary: RedisAddress?
+    var movingFrom: RedisAddress?
+    var fences: [RedisFence] = []
     /// State writes sent since the last `WAIT` (`ClusterEngine+Replicas`).
     var openReplicaWait: ReplicaWait?
     let table = InterestTable()
@@ -77,9 +85,11 @@ final class ClusterEngine {
     var redisRoundTripUs = 0
     /// When the liveness refresh now awaiting its reply was sent (`ClusterEngine+Stall`).
     var refreshSentAt: UInt64?
-    /// Whether a liveness refresh since this node got ready found its key still there
-    /// (`livenessChecked`): from then on, a refresh that finds it gone means it lapsed.
-    var livenessHeld = false
+    /// Fail-stop and the liveness gate (`ClusterEngine+Incarnation`).
+    var incarnation = IncarnationState()
+    /// Nodes whose liveness key the reaper found older than two refresh periods: a held
+    /// answer does not wait for them (`releaseBarriers`).
+    var staleNodes: Set<Int> = []
     private let timer = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
 
     /// How long a held `sub` answer waits for nodes that do not acknowledge (then they count
@@ -100,11 +110,13 @@ final class ClusterEngine {
         control = RedisLink(host: settings.redisHost, port: settings.redisPort, loop: loop)
         pubSubBacklog = PubSubBacklog(link: control, prefix: settings.keyPrefix, loop: loop)
         sentinel = settings.sentinel.map { SentinelResolver($0, loop: loop) }
+        sentinelWatch = settings.sentinel.map { SentinelWatch($0, loop: loop) }
         for link in [commands, messages, control] { link.credentials = settings.redisCredentials }
         if let sentinel {
             for link in [commands, messages, control] { link.resolve = { [unowned sentinel] done in sentinel.resolve(done) } }
         }
         acknowledged[nodeIndex] = 0
+        incarnation.registered(at: uv_hrtime())
         uv_timer_init(loop, timer)
         timer.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         mirroredTables = [InterestMirror(self, .interest), LockMirror(self, .locks), InstanceOwnerMirror(self, .instanceOwners),
@@ -115,6 +127,7 @@ final class ClusterEngine {
     /// Connects the three links and starts the liveness refresh.
     func start() {
         commands.onConnect = { [unowned self] in loadScripts() }
+        commands.onErrorReply = { [unowned self] text in refusedAsDead(text) }
         commands.onDisconnect = { [unowned self] reason in lost(reason) }
         messages.onConnect = { [unowned self] in
             lifecycle.subscriptionRestarted()
@@ -129,6 +142,7 @@ final class ClusterEngine {
         commands.start()
         messages.start()
         control.start()
+        startSentinelWatch()
         startBackpressure()
         let period = UInt64(min(1_000, settings.nodeTimeoutMs / 3))
         uv_timer_start(timer, { timer in
@@ -172,6 +186,7 @@ final class ClusterEngine {
         control.close()
         pubSubBacklog.close()
         sentinel?.close()
+        sentinelWatch?.close()
         uv_timer_stop(timer)
         uv_close(UnsafeMutableRawPointer(timer).assumingMemoryBound(to: uv_handle_t.self)) { $0?.deallocate() }
     }
@@ -184,6 +199,7 @@ final class ClusterEngine {
             if lifecycle.wasReady { refuseWhileDown(pass) } else { queued += pass }
             return
         }
+        if mustHold(pass) { return }
         for case .interest(let change) in pass { sendInterest(change) }
         var run: [ClusterState.Event] = []
         run.reserveCapacity(pass.count)
@@ -360,7 +376,7 @@ final class ClusterEngine {
         releaseHeldReplies(now: now)
         var done = 0
         while let first = barriers.first, let version = first.version {
-            let waiting = acknowledged.filter { $0.value < version }.map(\.key)
+            let waiting = acknowledged.filter { $0.value < version && !staleNodes.contains($0.key) }.map(\.key)
             if !waiting.isEmpty {
                 guard now &- first.since > Self.barrierTimeoutNs else { break }
                 for node in waiting where node != nodeIndex {
@@ -470,6 +486,7 @@ final class ClusterEngine {
             guard let table = mirroredTables.first(where: { $0.tag == tag }) else { return }
             readSnapshot(of: table, run: run)
         case .becomeReady(let again):
+            guard !incarnation.isResetting else { return }
             becomeReady(again: again)
         }
     }
@@ -529,16 +546,20 @@ final class ClusterEngine {
         if !registersAgain { announceUp() }
         let pass = queued
         queued = []
-        send(pass)
-        retryUndeclares()
-        if registersAgain { registerAgain() }
+        guard registersAgain else {
+            send(pass)
+            return retryUndeclares()
+        }
+        // Nothing goes out under this index before Redis says it is still alive (`rejoin`).
+        incarnation.hold(pass)
+        registerAgain()
     }
 
     /// Redis is gone (after the cluster was up): receipted `pub`s are `unavailable` at once
     /// rather than queued without bound; a new subscription's `ok` is not held (it works on
     /// this node, and every local pattern is registered again when Redis is back); removals
     /// wait for then.
-    private func refuseWhileDown(_ pass: [ClusterCommand]) {
+    func refuseWhileDown(_ pass: [ClusterCommand]) {
         let events = pass.compactMap(\.event)
         if !events.isEmpty { published(events, .disconnected) }
         for case .call(let call) in pass { answered(call, .disconnected) }
@@ -553,6 +574,9 @@ final class ClusterEngine {
     /// over when the links are back; what waits for Redis is answered now.
     private func lost(_ reason: String) {
         server.shared.withLock { broker in broker.abandonResume() }
+        incarnation.linkLost()
+        let held = incarnation.takeHeld()
+        if !held.isEmpty { refuseWhileDown(held) }
         if isReady {
             server.logger.warn("cluster: Redis connection lost", ["error": reason, "redis": "\(commands.host):\(commands.port)"])
         }
@@ -573,6 +597,7 @@ final class ClusterEngine {
     /// The timer's tick: the liveness refresh, the reaper and script reloads while ready, a
     /// failed start tried again while not.
     private func everyPeriod() {
+        if incarnation.isResetting { return retryJoin() }
         followSentinel()
         if livenessLink.isConnected && !dropIfStalled() { refreshLiveness() }
         if isReady {

@@ -18,6 +18,8 @@ struct ClusterJoin {
     let epoch: String
     /// The Redis (primary) it joined through.
     let primary: RedisAddress
+    /// How many replicas the primary had (`ROLE`), asked under Sentinel only (else 0).
+    var replicas = 0
 
     /// Joins the cluster. - Throws: `ClusterError` naming Redis's address and what failed.
     static func join(_ settings: ClusterSettings, epochCandidate: String) throws(ClusterError) -> ClusterJoin {
@@ -36,7 +38,11 @@ struct ClusterJoin {
         }
         _ = try link.run(["HSET", p + "nodes", String(index), settings.node])
         _ = try link.run(["SET", p + "alive:" + String(index), "1", "PX", String(settings.nodeTimeoutMs)])
-        return ClusterJoin(nodeIndex: index, epoch: String(decoding: epoch, as: UTF8.self), primary: primary)
+        var joined = ClusterJoin(nodeIndex: index, epoch: String(decoding: epoch, as: UTF8.self), primary: primary)
+        if settings.sentinel != nil, case .array(let role)? = try? link.run(["ROLE"]), role.count > 2 {
+            joined.replicas = role[2].elements?.count ?? 0
+        }
+        return joined
     }
 
     /// Leaves: forgets the node's interest and liveness and tells the others. Best effort (a

@@ -36,6 +36,8 @@ final class RedisLink {
     var onConnect: (() -> Void)?
     /// Runs when an established connection or a connect attempt fails, with the reason.
     var onDisconnect: ((String) -> Void)?
+    /// Called with the text of every error reply, before the command's own handler.
+    var onErrorReply: ((String) -> Void)?
     /// Whether the connection is up.
     private(set) var isConnected = false
     /// Commands sent and not answered yet (the monitor's pending cluster ops).
@@ -91,8 +93,9 @@ final class RedisLink {
         let bytes = RedisLink.encodedSize(arguments)
         let box = Unmanaged.passRetained(RedisReplyHandler { [weak self] reply in
             self?.answered(bytes: bytes)
-            if let self, self.resolve != nil, case .error(let text) = reply, text.hasPrefix("READONLY") {
-                self.drop()
+            if let self, case .error(let text) = reply {
+                if self.resolve != nil, text.hasPrefix("READONLY") { self.drop() }
+                self.onErrorReply?(text)
             }
             handler(reply)
         }).toOpaque()

@@ -12,7 +12,7 @@ enum ClusterGroupScripts {
     ///   announcement (the other nodes route by presence; counts are read here); returns 0;
     /// - `-`: the last member left: the entry and count go (the hash too once only `rr` is
     ///   left), announced as `-NODE V PATTERN GROUP`; returns the version.
-    static let groupInterest = """
+    static let groupInterest = ClusterNodeScripts.refuseDead("ARGV[2]") + """
     local p, node, op = ARGV[1], ARGV[2], ARGV[3]
     local entry = ARGV[4] .. ' ' .. ARGV[5]
     local gk = p .. 'g:' .. entry

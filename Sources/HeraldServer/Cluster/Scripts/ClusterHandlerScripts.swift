@@ -10,7 +10,7 @@ enum ClusterHandlerScripts {
     /// One owner's handlers changed: ARGV = prefix, node, op, owner, then for `A` and `S`
     /// `name pattern score` triples (score 0: a new one from `{p}hseq`; a known score keeps
     /// its place and `{p}hseq` stays above it), for `R` names. Returns the version.
-    static let handlers = """
+    static let handlers = ClusterNodeScripts.refuseDead("ARGV[2]") + """
     local p, node, op, owner = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
     local key, owners = p .. 'hk:' .. owner, p .. 'ho:' .. node
     local parts = { 'H' .. op .. node .. ' ' }

@@ -54,7 +54,7 @@ enum ClusterInstanceScripts {
     /// A channel nobody owns becomes the owner's; one it owns already stays so. With one
     /// channel, returns `{0}` or `{1, OWNER}` when another owner holds it; with several
     /// (claiming again after Redis came back) the held ones are skipped and `{0}` returned.
-    static let declare = """
+    static let declare = ClusterNodeScripts.refuseDead("ARGV[3]") + """
     local p, node, owner = ARGV[1], ARGV[3], ARGV[4]
     for at = 5, #ARGV do
       local key = p .. 'own:' .. ARGV[at]

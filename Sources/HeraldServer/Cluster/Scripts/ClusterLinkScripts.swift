@@ -8,7 +8,7 @@ enum ClusterLinkScripts {
     /// `conflict` when another owner linked the channel, and `cycle` when the route from
     /// `parent` (links first, else the name minus its last segment) reaches the channel.
     /// Returns `{0, VERSION}` or `{1, CODE, MESSAGE}`.
-    static let link = """
+    static let link = ClusterNodeScripts.refuseDead("ARGV[3]") + """
     local p, node, owner, ch, parent = ARGV[1], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
     local key = p .. 'links'
     local held = redis.call('HGET', key, ch)

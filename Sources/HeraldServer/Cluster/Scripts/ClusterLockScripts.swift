@@ -6,7 +6,7 @@ enum ClusterLockScripts {
     /// `L` adds the records, `U` removes them, `X` removes all of the owner's (it left).
     /// Bumps the interest version and announces `OPNODE V OWNER` followed by ` LEN:RECORD`
     /// per record on the interest channel; returns the version (the barrier waits for it).
-    static let locks = """
+    static let locks = ClusterNodeScripts.refuseDead("ARGV[2]") + """
     local p, node, op, owner = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
     local key = p .. 'lk:' .. owner
     local owners = p .. 'lo:' .. node

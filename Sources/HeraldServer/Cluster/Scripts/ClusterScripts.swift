@@ -197,7 +197,7 @@ enum ClusterScripts {
     /// One interest change: ARGV = prefix, node, `+` or `-`, pattern. Bumps the interest
     /// version, updates the node's set and announces `+NODE VERSION PATTERN` (or `-…`) on
     /// the interest channel, all at one version. Returns the version.
-    static let interest = """
+    static let interest = ClusterNodeScripts.refuseDead("ARGV[2]") + """
     local p = ARGV[1]
     local v = redis.call('INCR', p .. 'iv')
     if ARGV[3] == '+' then

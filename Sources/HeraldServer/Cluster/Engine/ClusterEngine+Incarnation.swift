@@ -1,0 +1,87 @@
+import CLibUV
+import HeraldBroker
+
+/// Fail-stop (docs/cluster.md, "Failover and fail-stop"): a node that learns the cluster
+/// declared it down while it ran (its index in `{p}dead`, its liveness key lapsed, a
+/// confirmed `d` about itself, a script refusing its index) never registers its old
+/// ownerships again. It closes every client connection with `node_reset`, cuts its Redis
+/// links, joins again under a new index (blocking, as at start) and becomes ready as a new
+/// incarnation; its clients reconnect and restore. A node whose liveness may have lapsed
+/// holds every cluster command until Redis says which it is.
+extension ClusterEngine {
+    /// The node timeout in ns.
+    var nodeTimeoutNs: UInt64 { UInt64(settings.nodeTimeoutMs) * 1_000_000 }
+
+    /// Holds `pass` when the node's liveness is in doubt (or commands are held already),
+    /// and asks Redis. - Returns: whether it held it.
+    func mustHold(_ pass: [ClusterCommand]) -> Bool {
+        guard incarnation.isHolding || incarnation.mayHaveLapsed(now: uv_hrtime(), timeoutNs: nodeTimeoutNs) else {
+            return false
+        }
+        if !incarnation.isHolding {
+            server.logger.warn("cluster: no liveness refresh confirmed within node_timeout_ms (a stall?); holding cluster ops until Redis answers",
+                               ["timeout_ms": settings.nodeTimeoutMs])
+        }
+        incarnation.hold(pass)
+        if livenessLink.isConnected { refreshLiveness() }
+        return true
+    }
+
+    /// Sends what was held, in order.
+    func releaseHeld() {
+        let pass = incarnation.takeHeld()
+        if !pass.isEmpty { send(pass) }
+    }
+
+    /// A script refused this node's index (`DEAD INDEX …`, `ClusterNodeScripts.refuseDead`):
+    /// the reaper declared it down. Another index's refusal is a late reply of an earlier
+    /// incarnation and is ignored.
+    func refusedAsDead(_ text: String) {
+        guard text.hasPrefix("DEAD "), let index = Int(text.dropFirst(5).prefix { $0 != " " }),
+              index == nodeIndex else { return }
+        startNewIncarnation("Redis refused its index as declared down")
+    }
+
+    /// Begins a new incarnation: every client is told and closed, the links are cut, and the
+    /// node joins again under a new index.
+    func startNewIncarnation(_ reason: String) {
+        guard incarnation.beginReset(reason) else { return }
+        server.logger.error("cluster: this node was declared down while running; closing every client (node_reset) and joining again under a new index",
+                            ["node": settings.node, "index": nodeIndex, "reason": reason])
+        for link in [commands, messages, control] { link.cut("this node was declared down") }
+        refreshSentAt = nil
+        retryJoin()
+    }
+
+    /// Closes every client connection with `node_reset` (again while joining fails: whoever
+    /// connected meanwhile got an id of the old index) and tries to join.
+    func retryJoin() {
+        let now = uv_hrtime()
+        guard now >= incarnation.nextJoinAt else { return }
+        let told = server.shared.withLock { broker in broker.closeForNodeReset(reason: incarnation.reason, now: server.main.now) }
+        server.main.flushDirty()
+        if told > 0 { server.logger.warn("cluster: closed client connections for the reset", ["connections": told]) }
+        do {
+            let epoch = server.shared.withLock { broker in broker.config.epoch }
+            adopt(try ClusterJoin.join(currentSettings, epochCandidate: epoch))
+        } catch {
+            incarnation.joinFailed(now: uv_hrtime())
+            server.logger.warn("cluster: joining again failed; trying again", ["error": error.description])
+        }
+    }
+
+    /// The node joined again as `join.nodeIndex`: ids, tokens and records carry it from now
+    /// on, and the links start over under it (its own node channel is a new one).
+    private func adopt(_ join: ClusterJoin) {
+        let old = nodeIndex
+        nodeIndex = join.nodeIndex
+        server.shared.withLock { broker in broker.startClusterIncarnation(index: join.nodeIndex) }
+        server.nextConnectionID = (join.nodeIndex << 32) | 1
+        acknowledged = [nodeIndex: 0]
+        staleNodes = []
+        goneChecks = []
+        incarnation.endReset(registeredAt: uv_hrtime())
+        for link in [commands, messages, control] { link.cut("joined again under a new index") }
+        server.logger.warn("cluster: joined again as a new incarnation", ["node": settings.node, "old_index": old, "index": nodeIndex])
+    }
+}
