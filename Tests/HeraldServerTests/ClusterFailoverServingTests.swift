@@ -91,6 +91,45 @@ struct ClusterFailoverServingTests {
         #expect(outcomes.allSatisfy { $0.unavailable > 0 }, "the switches were noticed: \(outcomes.map(\.unavailable))")
     }
 
+    /// Planned failovers with the old primary still up (`SENTINEL FAILOVER`), the issue's
+    /// first defect: nodes that followed each at its own poll were split over two primaries,
+    /// gave one `seq` to two events and lost acknowledged ones. With the sentinels' notices
+    /// and the fence on the old primary: no `seq` acknowledged twice, none going backwards for
+    /// the subscriber, every acknowledged event delivered to it while it stayed connected;
+    /// and with `wait_replicas` left out, a state write waits for the replica.
+    @Test func plannedFailoversNeverGiveOneSeqToTwoEventsNorLoseAnAcknowledgedOne() throws {
+        let rig = try SentinelRig(nodes: 2, waitReplicas: nil)
+        let subscriber = try SeqProbe(subscribingTo: rig.nodes[1].port)
+        let publishers = rig.nodes.enumerated().map { SeqProbe(publishingTo: $1.port, name: "p\($0)") }
+        defer { publishers.forEach { $0.stop() }; subscriber.stop() }
+        try SentinelRig.waitFor("publishes acknowledged", seconds: 20) { publishers.allSatisfy { $0.record.value.pairs.count > 20 } }
+        for round in 1...2 {
+            let switchedAt = Date()
+            do { _ = try rig.failover(kill: false) } catch {
+                print(rig.nodes.map { $0.log.suffix(40).joined(separator: "\n") }.joined(separator: "\n----\n"))
+                throw error
+            }
+            try SentinelRig.waitFor("publishes acknowledged after failover \(round)", seconds: 30) {
+                publishers.allSatisfy { $0.record.value.lastOk > switchedAt }
+            }
+        }
+        publishers.forEach { $0.stop() }
+        Thread.sleep(forTimeInterval: 1)
+        subscriber.stop()
+        let acked = publishers.flatMap { $0.record.value.pairs }
+        let seen = subscriber.record.value
+        let ackedSeqs = Dictionary(grouping: acked, by: \.seq).filter { $0.value.count > 1 }
+        #expect(ackedSeqs.isEmpty, "no seq acknowledged for two events: \(ackedSeqs.prefix(3))")
+        let backwards = zip(seen.pairs, seen.pairs.dropFirst()).filter { $0.seq >= $1.seq }
+        #expect(backwards.isEmpty, "the subscriber's seqs only go up: \(backwards.prefix(3))")
+        let delivered = Dictionary(seen.pairs.map { ($0.data, $0.seq) }, uniquingKeysWith: { first, _ in first })
+        let missed = acked.filter { delivered[$0.data] != $0.seq }
+        #expect(seen.ended || missed.isEmpty, "every acknowledged event delivered with its seq: \(missed.count) missed, e.g. \(missed.prefix(3))")
+        #expect(rig.nodes.allSatisfy { node in node.log.contains { $0.contains("wait_replicas") && $0.contains("replicas=1") } },
+                "wait_replicas defaults to 1 under Sentinel with a replica")
+        #expect(rig.nodes.contains { node in node.log.contains { $0.contains("Sentinel switched the primary") } }, "the notice was heard")
+    }
+
     @Test func aNodeWhoseSentinelsNameNoReachablePrimaryRefusesToStartSayingWhy() throws {
         let redis = try TestRedis()
         let sentinel = try TestSentinel(master: "herald", primaryPort: redis.port)

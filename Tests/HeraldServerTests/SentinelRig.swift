@@ -28,7 +28,8 @@ final class SentinelRig: @unchecked Sendable {
     }
 
     /// Starts everything and waits until the sentinels know the replica and each other.
-    init(nodes count: Int, waitReplicas: Int, nodeTimeoutMs: Int = 5_000) throws {
+    /// `waitReplicas` nil leaves `wait_replicas` out (its default under Sentinel).
+    init(nodes count: Int, waitReplicas: Int?, nodeTimeoutMs: Int = 5_000) throws {
         let primary = try TestRedis(extraArguments: Self.serverArguments)
         let replica = try TestRedis(extraArguments: Self.serverArguments + ["--replicaof", "127.0.0.1", String(primary.port)])
         servers = [primary, replica]
@@ -42,7 +43,7 @@ final class SentinelRig: @unchecked Sendable {
         nodes = try (0..<count).map { index in
             try DaemonProcess(config: """
                 cluster: { sentinel: { master: "\(Self.master)", addresses: [\(addresses)] }, node: "n\(index)", \
-                wait_replicas: \(waitReplicas), node_timeout_ms: \(nodeTimeoutMs) },
+                \(waitReplicas.map { "wait_replicas: \($0), " } ?? "")node_timeout_ms: \(nodeTimeoutMs) },
                 """, arguments: ["--workers", "1"])
         }
     }

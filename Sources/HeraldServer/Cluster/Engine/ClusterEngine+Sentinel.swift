@@ -44,15 +44,19 @@ extension ClusterEngine {
         }
     }
 
-    /// Fences `primary`, then drops every link (they reconnect where the sentinels say).
+    /// Fences `primary` (unless this node fenced it already), then cuts every link: what
+    /// waits for an answer there is answered `unavailable` now (a graceful disconnect would
+    /// wait for the writes the fence holds), and the links reconnect where the sentinels say.
     func move(from primary: RedisAddress) {
         guard movingFrom != primary else { return }
-        movingFrom = primary
-        fence(primary) { [unowned self] _ in
+        let cut = { [unowned self] in
             movingFrom = nil
             guard currentPrimary == primary else { return }
-            for link in [commands, messages, control] { link.drop() }
+            for link in [commands, messages, control] { link.cut("Sentinel moved the primary") }
         }
+        guard fencedPrimary != primary else { return cut() }
+        movingFrom = primary
+        fence(primary) { _ in cut() }
     }
 
     /// Sends the fence to `primary`; `then` runs once it is confirmed or failed (a refusal,
