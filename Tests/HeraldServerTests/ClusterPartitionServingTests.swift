@@ -103,4 +103,41 @@ struct ClusterPartitionServingTests {
         seen += seqs(subscriber, seconds: 3)
         #expect(seen == Array(1...20), "read back, none twice, in order, no reset: \(seen)")
     }
+
+    /// A short partition that cost the node its subscription link (Redis closed it), during
+    /// which more events were published than the history keeps: the read-back finds only the
+    /// newest, and the subscriber is told which it will never get (`gap`, issue 31: no silent
+    /// gap) before the next event.
+    @Test func aReadBackThatCannotFindTheMissedEventsSendsAGapFirst() throws {
+        let redis = try TestRedis()
+        let proxy = try StallingProxy(upstream: redis.port)
+        let config = { (port: Int, name: String) in
+            try DaemonProcess(config: #"history: 2, cluster: { redis: "redis://127.0.0.1:\#(port)", node: "\#(name)", node_timeout_ms: 4000 },"#,
+                              arguments: ["--workers", "1"])
+        }
+        let cut = try config(proxy.port, "cut")
+        let other = try config(redis.port, "other")
+        let subscriber = try cut.client()
+        #expect(try subscriber.request(#"{"op":"sub","ch":"talk","sub":"t"}"#)["ok"] as? String == "sub")
+        let publisher = try other.client()
+        for n in 1...2 { publisher.send(#"{"op":"pub","ch":"talk","data":\#(n)}"#) }
+        #expect(seqs(subscriber, seconds: 1) == [1, 2])
+        proxy.stall()
+        _ = try redis.command("CLIENT", "KILL", "TYPE", "pubsub")
+        // The other node lost its subscription link too: it serves again within a backoff.
+        #expect(servesAgain(publisher, within: 5))
+        for n in 3...8 { publisher.send(#"{"op":"pub","ch":"talk","data":\#(n)}"#) }
+        Thread.sleep(forTimeInterval: 0.8)
+        proxy.resume()
+        var frames: [[String: Any]] = []
+        while let frame = try? subscriber.frame(timeout: 2) { frames.append(frame) }
+        let gap = frames.firstIndex { $0["gap"] as? String == "talk" }
+        let gapFrame = gap.map { frames[$0] } ?? [:]
+        let to = gapFrame["to"] as? Int ?? 0
+        #expect(gapFrame["sub"] as? String == "t" && gapFrame["from"] as? Int == 3 && to >= 3,
+                "the events the history lost are named first: \(frames)")
+        let after = frames.dropFirst((gap ?? frames.count) + 1).compactMap { $0["seq"] as? Int }
+        #expect(to < 8 && after == Array((to + 1)...8), "then the ones it kept, none twice: \(frames)")
+        #expect(frames.prefix(gap ?? 0).allSatisfy { $0["seq"] == nil }, "no event before the gap frame: \(frames)")
+    }
 }

@@ -26,15 +26,22 @@ extension Broker {
     }
 
     /// The missed events of one channel (`history`: the catch-up reply, or nil when none
-    /// were missed or they could not be read): delivered, then the held live events.
+    /// were missed or they could not be read): delivered, then the held live events. What
+    /// the history no longer holds (trimmed, or a primary lost it) is named to each
+    /// subscription by a `gap` frame before its next event: the holes between the events
+    /// read, before the first held one, and, with nothing held, up to the counter the
+    /// catch-up saw (a live copy arriving later is dropped by the floor).
     public func endResume(_ name: [UInt8], history: ClusterValue?) {
         guard let cluster, let point = cluster.resuming.removeValue(forKey: name) else { return }
         var covered = point.seq
+        var top = point.seq
+        let channel = channel(named: name)
+        let subscriptions = resumeTargets(of: channel, madeBy: point.serial)
         if let entries = history?.elements, entries.count == 4 {
-            let channel = channel(named: name)
-            let subscriptions = resumeTargets(of: channel, madeBy: point.serial)
+            top = entries[0].int ?? point.seq
             for entry in entries[3].elements ?? [] {
                 guard let event = Self.remoteEvent(entry), event.seq > covered else { continue }
+                if event.seq > covered + 1 { sendGap(on: channel, from: covered + 1, to: event.seq - 1, to: subscriptions) }
                 covered = event.seq
                 channel.seq = max(channel.seq, event.seq)
                 let (middle, tail) = event.frameParts
@@ -43,12 +50,37 @@ extension Broker {
                 }
             }
         }
+        if let first = point.held.lazy.map(\.0.seq).first(where: { $0 > covered }) {
+            if first > covered + 1 { sendGap(on: channel, from: covered + 1, to: first - 1, to: subscriptions) }
+        } else if top > covered {
+            sendGap(on: channel, from: covered + 1, to: top, to: subscriptions)
+            covered = top
+            channel.seq = max(channel.seq, top)
+        }
         if covered > point.seq {
             cluster.resumeFloors[name] = covered
             cluster.floorsExpireAt = lastNow + ClusterState.floorLifetimeMs
         }
         for (event, routing) in point.held where event.seq > covered {
             deliverRemote(event, routing: routing, now: lastNow)
+        }
+    }
+
+    /// Tells each subscription that the events `from`…`to` of `channel` will never reach it
+    /// (issue 31: no silent gap): `{"gap":CH,"sub":NAME,"from":F,"to":T}`, before its next event.
+    func sendGap(on channel: Channel, from: Int, to last: Int, to subscriptions: [Subscription]) {
+        for subscription in subscriptions {
+            write(subscription.session) { out in
+                out.appendRaw(#"{"gap":"#)
+                out.appendJSONString(channel.name)
+                out.appendRaw(#","sub":"#)
+                subscription.appendQuotedName(to: &out)
+                out.appendRaw(#","from":"#)
+                out.appendInt(from)
+                out.appendRaw(#","to":"#)
+                out.appendInt(last)
+                out.appendRaw("}\n")
+            }
         }
     }
 
