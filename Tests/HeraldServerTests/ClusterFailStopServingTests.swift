@@ -108,3 +108,29 @@ struct ClusterFailStopServingTests {
         #expect(try waitUntil(8) { try index(of: "n0", in: redis).map { $0 != oldIndex } ?? false }, "joined under a new index")
     }
 }
+
+/// The interest barrier (issue 31): a `sub` on a pattern new to its node waits for every
+/// live node to apply it, but not for a node whose liveness key went unrefreshed for two
+/// periods (stopped, not yet declared down).
+@Suite(.enabled(if: TestRedis.isAvailable, "needs Debian's redis-server"), .serialized)
+struct ClusterBarrierStalenessServingTests {
+    @Test func aNewPatternDoesNotWaitForANodeThatStoppedRefreshing() throws {
+        let redis = try TestRedis()
+        let config = { (name: String) in
+            try DaemonProcess(config: #"cluster: { redis: "redis://127.0.0.1:\#(redis.port)", node: "\#(name)", node_timeout_ms: 6000 },"#,
+                              arguments: ["--workers", "1"])
+        }
+        let live = try config("live")
+        let stopped = try config("stopped")
+        let client = try live.client()
+        #expect(try client.request(#"{"op":"sub","ch":"warm","sub":"w"}"#)["ok"] as? String == "sub")
+        stopped.signal(SIGSTOP)
+        defer { stopped.signal(SIGCONT) }
+        // Two refresh periods (1 s each) and a reaper period: stale, still 3 s from its timeout.
+        Thread.sleep(forTimeInterval: 3.2)
+        let started = Date()
+        #expect(try client.request(#"{"op":"sub","ch":"fresh.pattern","sub":"f"}"#)["ok"] as? String == "sub")
+        let waited = Date().timeIntervalSince(started)
+        #expect(waited < 1, "answered without waiting out the barrier for the stopped node: \(waited) s")
+    }
+}
