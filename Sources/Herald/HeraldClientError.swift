@@ -36,9 +36,18 @@ public enum HeraldClientError: Error, Sendable, Equatable, CustomStringConvertib
     /// After a reconnect a subscription could not catch up on what it missed
     /// (the daemon said `recovered:false`, has no history, or restarted).
     case historyLost(subscription: String, channel: String)
-    /// A subscription ended because the daemon ended it (instance channel removed, or its
-    /// restore after a reconnect was refused).
+    /// A subscription ended because the daemon refused its `sub` (its token's end is
+    /// ``SubscriptionEnd/refused(_:)``). A refused restore is ``restoreFailed(kind:channel:cause:)``.
     case subscriptionEnded(subscription: String, channel: String, reason: String)
+    /// Something this client held could not be restored after a reconnect, and is forgotten
+    /// (no longer in ``HeraldClient/links``, ``HeraldClient/declaredChannels``, its lock or
+    /// subscription gone; a subscription's token ends with ``SubscriptionEnd/refused(_:)``).
+    ///
+    /// `cause` is the daemon's last refusal: a non-passing one at once (`forbidden`, `cycle`,
+    /// `limit`, …), or a passing one (`conflict` for an instance channel or a link, `unavailable`)
+    /// that still held when ``ClientConfiguration/restoreRetryTimeout`` ran out. `channel` is the
+    /// channel or pattern (for a lock by subscription name, that subscription's).
+    indirect case restoreFailed(kind: RestoreKind, channel: String, cause: HeraldClientError)
 
     /// A signal handler failed (threw, or the signal did not decode); the offer was passed on.
     case signalHandlerFailed(subscription: String, channel: String, message: String)
@@ -79,6 +88,8 @@ public enum HeraldClientError: Error, Sendable, Equatable, CustomStringConvertib
             return "conflict on \(channel): its rev is now \(rev)"
         case .subscriptionEnded(let sub, let channel, let reason):
             return "subscription \(sub) on \(channel) ended: \(reason)"
+        case .restoreFailed(let kind, let channel, let cause):
+            return "could not restore the \(kind.naming(channel)) after a reconnect, forgotten: \(cause)"
         }
     }
 }
