@@ -1,8 +1,8 @@
-/// Incoming frames, on the I/O thread: answers, events, `info`, `ping`, `removed`.
+/// Incoming frames, on the I/O thread: answers, events, `info`, `ping`, `removed`, `gap`.
 extension HeraldClient {
     /// Error codes after which the daemon closes the connection; they become the disconnect reason.
     private static let closingCodes: Set<String> = ["shutting_down", "slow_consumer", "timeout", "too_many_errors", "forbidden",
-                                                          "too_many_attempts"]
+                                                          "too_many_attempts", "node_reset"]
 
     func handleLine(_ line: [UInt8]) {
         guard let frame = ServerFrame(line) else {
@@ -28,6 +28,8 @@ extension HeraldClient {
             handleInfo(frame)
         case "removed":
             handleRemoved(frame)
+        case "gap":
+            handleGap(frame)
         case "signal":
             handleSignalOffer(frame)
         case "callback":
@@ -55,7 +57,9 @@ extension HeraldClient {
         }
         // A late `req` timeout (its caller gave up already) is about a request, not the link.
         if Self.closingCodes.contains(code), frame.string("op") != "req" { loop.closingErrorCode = code }
-        report(error)
+        // The node starts a new incarnation and closes: a lost connection like any other (the
+        // client reconnects and restores), reported once, for information.
+        report(code == "node_reset" ? .nodeReset(message: frame.string("message") ?? "") : error)
     }
 
     // MARK: Handshake and restore
@@ -309,6 +313,23 @@ extension HeraldClient {
             return record.binding
         }
         binding?.end(frame.string("reason") == "forbidden" ? .forbidden(pattern: channel) : .removed(channel: channel))
+    }
+
+    /// `{"gap":CH,"sub":NAME,"from":F,"to":T}`: events F…T on CH will never reach the
+    /// subscription. Its `onGap` hears of it where its handler runs, after the events before
+    /// (flushed by `handleLine`), else the error handler does. Unacknowledged or unknown names
+    /// are skipped: the frame is about an older subscription under that name.
+    private func handleGap(_ frame: ServerFrame) {
+        guard let gap = EventGap(frame: frame) else {
+            report(.malformedFrame(String(decoding: frame.bytes.prefix(200), as: UTF8.self)))
+            return
+        }
+        let binding = state.withLock { state -> SubscriptionBinding? in
+            guard let record = state.subscriptions[gap.subscription], record.acked else { return nil }
+            return record.binding
+        }
+        guard let binding, !binding.isCancelled else { return }
+        if !binding.tell(gap) { report(.gap(gap)) }
     }
 
     /// Drops subscriptions whose weak owner is gone, and tells the daemon.

@@ -48,6 +48,14 @@ public enum HeraldClientError: Error, Sendable, Equatable, CustomStringConvertib
     /// that still held when ``ClientConfiguration/restoreRetryTimeout`` ran out. `channel` is the
     /// channel or pattern (for a lock by subscription name, that subscription's).
     indirect case restoreFailed(kind: RestoreKind, channel: String, cause: HeraldClientError)
+    /// The client's node was declared down by its cluster while it ran, and closed the
+    /// connection (`{"error":"node_reset"}`): not a failure of the client. It reconnects (to
+    /// the next endpoint) and restores everything, as after any lost connection; reported once
+    /// per reset, for information.
+    case nodeReset(message: String)
+    /// Events one subscription will never get (the daemon's `gap` frame), for a subscription
+    /// without ``SubscriptionOptions/onGap``.
+    case gap(EventGap)
 
     /// A signal handler failed (threw, or the signal did not decode); the offer was passed on.
     case signalHandlerFailed(subscription: String, channel: String, message: String)
@@ -90,6 +98,10 @@ public enum HeraldClientError: Error, Sendable, Equatable, CustomStringConvertib
             return "subscription \(sub) on \(channel) ended: \(reason)"
         case .restoreFailed(let kind, let channel, let cause):
             return "could not restore the \(kind.naming(channel)) after a reconnect, forgotten: \(cause)"
+        case .nodeReset(let message):
+            return "node reset by the cluster, reconnecting: \(message)"
+        case .gap(let gap):
+            return gap.description
         }
     }
 }
