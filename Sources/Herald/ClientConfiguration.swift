@@ -90,6 +90,15 @@ public struct ClientConfiguration: Sendable {
     public var maxLine: Int
     /// TLS for the connection (the daemon's `tls_port`), or nil for plain TCP / Unix socket.
     public var tls: TLSOptions?
+    /// Seconds a restore after a reconnect is retried while the daemon refuses it with an error
+    /// that may pass (default 30; 0: never retried): `conflict` for an instance channel or a
+    /// link (after a failover the client's own previous connection holds them until the cluster
+    /// declares its node down, `cluster.node_timeout_ms`, default 5 s, plus up to a second), and
+    /// `unavailable` for anything (the node cannot reach Redis yet). Retries start after 0.1 s
+    /// and back off to 1 s, with jitter. Meanwhile the item stays wanted (listed in `links`,
+    /// `declaredChannels`); past the bound it is forgotten and reported as
+    /// ``HeraldClientError/restoreFailed(kind:channel:cause:)``.
+    public var restoreRetryTimeout: Double
 
     /// Creates a configuration.
     /// - Parameters:
@@ -103,11 +112,13 @@ public struct ClientConfiguration: Sendable {
     ///   - maxLine: longest accepted line (default 16 MiB).
     ///   - tls: TLS options when connecting to the daemon's TLS port (default nil: no TLS).
     ///   - alternateEndpoints: other nodes to fail over to (default none).
+    ///   - restoreRetryTimeout: seconds a refused restore is retried (default 30; see the property).
     public init(endpoint: Endpoint, name: String? = nil, token: String? = nil, echo: Bool = true,
                 reconnect: ReconnectPolicy = ReconnectPolicy(), requestTimeout: Double = 10,
                 connectTimeout: Double = 5, maxLine: Int = 16 << 20, tls: TLSOptions? = nil,
-                alternateEndpoints: [Endpoint] = []) {
+                alternateEndpoints: [Endpoint] = [], restoreRetryTimeout: Double = 30) {
         self.tls = tls
+        self.restoreRetryTimeout = restoreRetryTimeout
         self.endpoint = endpoint
         self.alternateEndpoints = alternateEndpoints
         self.name = name

@@ -140,6 +140,9 @@ struct ClientState {
     var links: [LinkRecord] = []
     /// Signals this client sent that are still under way.
     var signals = SignalTable()
+    /// Counts the connections set up (`hello` answered): a restore retry scheduled on one does
+    /// nothing on a later one, which restores everything itself.
+    var generation = 0
 
     /// Appends a frame; returns true when the I/O thread must be woken (queue was empty).
     mutating func enqueue(_ line: [UInt8]) -> Bool {

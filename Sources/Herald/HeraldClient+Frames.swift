@@ -1,8 +1,8 @@
-/// Incoming frames, on the I/O thread: answers, events, `info`, `ping`, `removed`.
+/// Incoming frames, on the I/O thread: answers, events, `info`, `ping`, `removed`, `gap`.
 extension HeraldClient {
     /// Error codes after which the daemon closes the connection; they become the disconnect reason.
     private static let closingCodes: Set<String> = ["shutting_down", "slow_consumer", "timeout", "too_many_errors", "forbidden",
-                                                          "too_many_attempts"]
+                                                          "too_many_attempts", "node_reset"]
 
     func handleLine(_ line: [UInt8]) {
         guard let frame = ServerFrame(line) else {
@@ -28,6 +28,8 @@ extension HeraldClient {
             handleInfo(frame)
         case "removed":
             handleRemoved(frame)
+        case "gap":
+            handleGap(frame)
         case "signal":
             handleSignalOffer(frame)
         case "callback":
@@ -55,7 +57,9 @@ extension HeraldClient {
         }
         // A late `req` timeout (its caller gave up already) is about a request, not the link.
         if Self.closingCodes.contains(code), frame.string("op") != "req" { loop.closingErrorCode = code }
-        report(error)
+        // The node starts a new incarnation and closes: a lost connection like any other (the
+        // client reconnects and restores), reported once, for information.
+        report(code == "node_reset" ? .nodeReset(message: frame.string("message") ?? "") : error)
     }
 
     // MARK: Handshake and restore
@@ -97,34 +101,10 @@ extension HeraldClient {
         }
     }
 
-    /// `hello` answered: restore, then open the link to callers.
-    ///
-    /// Order, all in one write: instance channels (so this client owns them again before
-    /// anyone subscribes through it), links (signals route through them again), channel locks (they cover subscriptions made later, so
-    /// restored subscriptions get no event the lock should suppress), then each subscription
-    /// followed at once by the locks on its name (the daemon refuses a name lock without the
-    /// subscription).
+    /// `hello` answered: restore (`restoreLines`, all in one write), then open the link to callers.
     private func linkEstablished() {
         let (observers, waiters, lines) = state.withLock { state in
-            var lines: [UInt8] = []
-            let client = state.info?.client ?? ""
-            for name in state.declared {
-                let rid = state.register(timeout: nil) { [weak self] result in self?.redeclareAnswered(name, result) }
-                var writer = FrameWriter(op: "declare", rid: rid)
-                writer.string("ch", name)
-                lines += writer.finished()
-            }
-            lines += relinkLines(&state)
-            for lock in state.locks where lock.sub == nil {
-                lines += lockLine(lock, rid: restoredLockRid(&state), client: client)
-            }
-            let sameEpoch = state.previousEpoch != nil && state.previousEpoch == state.info?.epoch
-            for record in state.subscriptions.values.sorted(by: { $0.order < $1.order }) {
-                var since: Int?
-                if sameEpoch, !record.isPattern, let last = record.lastSeq { since = last }
-                if !record.everAcked, let requested = record.requestedSince { since = requested }
-                lines += subscribeLine(record, since: since, restoring: true, state: &state)
-            }
+            let lines = restoreLines(&state)
             state.linkUp = true
             state.everConnected = true
             let observers = state.transition(to: .connected)
@@ -139,50 +119,36 @@ extension HeraldClient {
         for waiter in waiters { waiter.resume(returning: .success(())) }
     }
 
-    /// A `rid` for a restored lock: a refusal goes to the error handler. A name lock's
-    /// `not_found` is not reported: it means the subscription's own `sub` failed (reported
-    /// on its own) or is being retried without `since`, and the retry carries the lock again.
-    private func restoredLockRid(_ state: inout ClientState, byName: Bool = false) -> Int {
-        state.register(timeout: nil) { [weak self] result in
-            guard case .failure(let error) = result, case .server(let code, _, _) = error else { return }
-            if byName, code == "not_found" { return }
-            self?.report(error)
-        }
-    }
-
-    /// The answer to a `declare` sent while restoring: a refusal (`conflict`: someone else
-    /// declared it meanwhile) forgets the channel and is reported.
-    private func redeclareAnswered(_ name: String, _ result: Result<ServerFrame, HeraldClientError>) {
-        guard case .failure(let error) = result, case .server = error else { return }
-        state.withLock { state in state.declared.removeAll { $0 == name } }
-        report(error)
-    }
-
     /// Builds a `sub` frame for `record` and registers its answer handling, followed by the
     /// locks this client holds on the subscription's name (taking a lock again is a no-op, so
     /// sending them with every `sub` keeps them across reconnects and re-binds).
-    func subscribeLine(_ record: SubscriptionRecord, since: Int?, restoring: Bool, state: inout ClientState) -> [UInt8] {
-        var lines = bareSubscribeLine(record, since: since, restoring: restoring, state: &state)
+    /// - Parameters:
+    ///   - restoring: sent to restore the subscription on a new connection (a refusal that may
+    ///     pass is retried, a final one reported as `.restoreFailed`).
+    ///   - retry: the restore retry this is, nil for a first attempt.
+    func subscribeLine(_ record: SubscriptionRecord, since: Int?, restoring: Bool, retry: RestoreRetry? = nil,
+                       state: inout ClientState) -> [UInt8] {
+        let attempt = SubscribeAttempt(since: since, restoring: restoring, retry: retry, generation: state.generation)
+        var lines = bareSubscribeLine(record, attempt, state: &state)
         let name = record.binding.name
-        let client = state.info?.client ?? ""
         for lock in state.locks where lock.sub == name {
-            lines += lockLine(lock, rid: restoredLockRid(&state, byName: true), client: client)
+            lines += restoreLine(.lock(lock), state: &state)
         }
         return lines
     }
 
     /// Builds a `sub` frame for `record` and registers its answer handling.
-    private func bareSubscribeLine(_ record: SubscriptionRecord, since: Int?, restoring: Bool, state: inout ClientState) -> [UInt8] {
+    private func bareSubscribeLine(_ record: SubscriptionRecord, _ attempt: SubscribeAttempt, state: inout ClientState) -> [UInt8] {
         let binding = record.binding
         let channel = record.channel
-        let everAcked = record.everAcked
         let isHandler = record.signalHandler != nil
         let current = record.current
         // Handlers have no history to lose; `current` subscriptions get the state again. A
         // caller's own `since` is checked on the first `sub` too.
-        let reportLoss = (restoring && everAcked && !isHandler && !current) || (!everAcked && record.requestedSince != nil)
+        let reportLoss = (attempt.restoring && record.everAcked && !isHandler && !current)
+            || (!record.everAcked && record.requestedSince != nil)
         let rid = state.register(timeout: nil) { [weak self] result in
-            self?.subscribeAnswered(binding, channel: channel, result: result, sentSince: since != nil, checksRecovery: reportLoss)
+            self?.subscribeAnswered(binding, channel: channel, result: result, attempt: attempt, checksRecovery: reportLoss)
         }
         var writer = FrameWriter(op: "sub", rid: rid)
         writer.string("ch", record.channel.name)
@@ -190,7 +156,7 @@ extension HeraldClient {
         writer.string("group", record.group)
         writer.int("max", record.remaining)
         writer.raw("args", record.args)
-        writer.int("since", since)
+        writer.int("since", attempt.since)
         if isHandler { writer.bool("handle", true) }
         if current { writer.bool("current", true) }
         return writer.finished()
@@ -199,8 +165,8 @@ extension HeraldClient {
     /// The answer to a `sub`. `checksRecovery`: events may have been missed (a restore of a
     /// subscription that was up, or the caller's own `since`), so the outcome is recorded on
     /// the token and a loss reported as `historyLost`.
-    private func subscribeAnswered(_ binding: SubscriptionBinding, channel: Channel,
-                                   result: Result<ServerFrame, HeraldClientError>, sentSince: Bool, checksRecovery: Bool) {
+    private func subscribeAnswered(_ binding: SubscriptionBinding, channel: Channel, result: Result<ServerFrame, HeraldClientError>,
+                                   attempt: SubscribeAttempt, checksRecovery: Bool) {
         let name = binding.name
         switch result {
         case .success(let frame):
@@ -209,7 +175,7 @@ extension HeraldClient {
                 state.subscriptions[name]?.acked = true
                 state.subscriptions[name]?.everAcked = true
             }
-            let recovered = sentSince && frame.bool("recovered") == true
+            let recovered = attempt.since != nil && frame.bool("recovered") == true
             // Recorded before `settle`, so a caller woken by `ready()` reads the outcome.
             if checksRecovery { binding.recordRecovery(recovered) }
             binding.settle(.success(()))
@@ -217,31 +183,39 @@ extension HeraldClient {
                 report(.historyLost(subscription: name, channel: channel.name))
             }
         case .failure(.server(let code, let message, let op)):
-            if sentSince, code == "bad_field" {
+            if attempt.since != nil, code == "bad_field" {
                 // A daemon without history refuses `since`: subscribe again without it.
                 let line = state.withLock { state -> [UInt8] in
                     guard state.linkUp, let record = state.subscriptions[name], record.binding === binding else { return [] }
-                    return subscribeLine(record, since: nil, restoring: checksRecovery, state: &state)
+                    return subscribeLine(record, since: nil, restoring: attempt.restoring, retry: attempt.retry, state: &state)
                 }
                 if !line.isEmpty {
                     loop.backlog.append(contentsOf: line)
                     return
                 }
             }
-            let error = HeraldClientError.server(code: code, message: message, op: op)
-            let removed = state.withLock { state -> Bool in
-                guard state.subscriptions[name]?.binding === binding else { return false }
-                state.subscriptions[name] = nil
-                return true
-            }
-            binding.settle(.failure(error))
-            if removed {
-                binding.end(.refused(error))
-                report(.subscriptionEnded(subscription: name, channel: channel.name, reason: error.description))
-            }
+            subscribeRefused(binding, channel: channel, error: .server(code: code, message: message, op: op), attempt: attempt)
         case .failure:
             // Disconnected or closed: the next connection restores it.
             break
+        }
+    }
+
+    /// A refused `sub`: a restore refused with an error that may pass is retried; otherwise the
+    /// subscription ends (`.refused`) and is reported (`.restoreFailed` for a restore).
+    private func subscribeRefused(_ binding: SubscriptionBinding, channel: Channel, error: HeraldClientError, attempt: SubscribeAttempt) {
+        let item = RestoreItem.subscription(binding, since: attempt.since)
+        if attempt.restoring, case .server(let code, _, _) = error, item.retries(code),
+           retryRestore(item, after: attempt.retry, generation: attempt.generation) { return }
+        let failure = state.withLock { state -> HeraldClientError? in
+            let failure = attempt.restoring ? item.failure(error, in: state)
+                : .subscriptionEnded(subscription: binding.name, channel: channel.name, reason: error.description)
+            return item.forget(in: &state) ? failure : nil
+        }
+        binding.settle(.failure(error))
+        if let failure {
+            binding.end(.refused(error))
+            report(failure)
         }
     }
 
@@ -339,6 +313,23 @@ extension HeraldClient {
             return record.binding
         }
         binding?.end(frame.string("reason") == "forbidden" ? .forbidden(pattern: channel) : .removed(channel: channel))
+    }
+
+    /// `{"gap":CH,"sub":NAME,"from":F,"to":T}`: events F…T on CH will never reach the
+    /// subscription. Its `onGap` hears of it where its handler runs, after the events before
+    /// (flushed by `handleLine`), else the error handler does. Unacknowledged or unknown names
+    /// are skipped: the frame is about an older subscription under that name.
+    private func handleGap(_ frame: ServerFrame) {
+        guard let gap = EventGap(frame: frame) else {
+            report(.malformedFrame(String(decoding: frame.bytes.prefix(200), as: UTF8.self)))
+            return
+        }
+        let binding = state.withLock { state -> SubscriptionBinding? in
+            guard let record = state.subscriptions[gap.subscription], record.acked else { return nil }
+            return record.binding
+        }
+        guard let binding, !binding.isCancelled else { return }
+        if !binding.tell(gap) { report(.gap(gap)) }
     }
 
     /// Drops subscriptions whose weak owner is gone, and tells the daemon.

@@ -4,9 +4,12 @@
 /// connection's instance channels when it goes away (subscribers get `removed`), but the app
 /// still owns the thing the channel stands for (the car, the open document); declaring again
 /// lets new subscribers find an owned channel. Subscribers that were dropped by the removal
-/// subscribe again themselves. If another connection declared the channel meanwhile, the
-/// daemon answers `conflict`: the channel is forgotten and the error reported to the error
-/// handler.
+/// subscribe again themselves. A `conflict` then is retried for up to
+/// `configuration.restoreRetryTimeout`: after a failover the client's own previous connection
+/// owns the channel until the cluster declares its node down. The channel stays listed in
+/// ``declaredChannels`` meanwhile; a conflict that outlasts the bound (another connection
+/// declared it) forgets the channel and is reported as
+/// ``HeraldClientError/restoreFailed(kind:channel:cause:)``.
 extension HeraldClient {
     /// Makes this connection the owner of an instance channel. When this client removes it,
     /// closes, or loses the connection, the daemon drops every subscription on exactly this
@@ -45,7 +48,8 @@ extension HeraldClient {
         return frame.int("count") ?? 0
     }
 
-    /// The instance channels this client owns (and declares again after a reconnect).
+    /// The instance channels this client owns (and declares again after a reconnect); one whose
+    /// restore is being retried is listed until it is given up.
     public var declaredChannels: [Channel] {
         state.withLock { state in state.declared.map { Channel(verbatim: $0) } }
     }

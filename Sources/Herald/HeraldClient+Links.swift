@@ -20,9 +20,12 @@ public struct ChannelLink: Sendable, Equatable {
 /// A link belongs to the connection that made it, so the daemon drops it when the connection
 /// goes away; the client links again after every reconnect (right after its instance
 /// channels, before anything else), because the app's responder chain (a pushed screen whose
-/// next responder is the screen below) still stands. If another connection linked the channel
-/// meanwhile (`conflict`), or the link would now loop (`cycle`), the client forgets it and
-/// reports the error to the error handler.
+/// next responder is the screen below) still stands. A `conflict` then is retried for up to
+/// `configuration.restoreRetryTimeout` (after a failover the client's own previous connection
+/// holds the link until the cluster declares its node down), the link still listed in
+/// ``links`` meanwhile. A conflict that outlasts that (another connection linked the channel),
+/// or a link that would now loop (`cycle`), is forgotten and reported as
+/// ``HeraldClientError/restoreFailed(kind:channel:cause:)``.
 extension HeraldClient {
     /// Makes `parent` the next level of `channel` for signals (instead of `channel` minus its
     /// last segment). Linking a channel this client linked before moves its link.
@@ -55,29 +58,12 @@ extension HeraldClient {
         _ = try await ask("unlink") { writer in writer.string("ch", name) }
     }
 
-    /// The links this client holds (and makes again after a reconnect), in the order made.
+    /// The links this client holds (and makes again after a reconnect), in the order made; a
+    /// link whose restore is being retried is listed until it is given up.
     public var links: [ChannelLink] {
         state.withLock { state in
             state.links.map { ChannelLink(channel: Channel(verbatim: $0.channel), parent: Channel(verbatim: $0.parent)) }
         }
-    }
-
-    /// The `link` frames restoring this client's links on a new connection; a refusal forgets
-    /// the link and is reported.
-    func relinkLines(_ state: inout ClientState) -> [UInt8] {
-        var lines: [UInt8] = []
-        for link in state.links {
-            let rid = state.register(timeout: nil) { [weak self] result in
-                guard let self, case .failure(let error) = result, case .server = error else { return }
-                self.state.withLock { state in state.links.removeAll { $0 == link } }
-                self.report(error)
-            }
-            var writer = FrameWriter(op: "link", rid: rid)
-            writer.string("ch", link.channel)
-            writer.string("parent", link.parent)
-            lines += writer.finished()
-        }
-        return lines
     }
 }
 

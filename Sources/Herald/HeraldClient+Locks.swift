@@ -14,7 +14,9 @@ public struct LockStatus: Sendable, Equatable {
 /// Locks this client holds are re-taken after a reconnect (the daemon drops a connection's
 /// locks when it closes): channel locks first, then each subscription's name lock right after
 /// the subscription is restored. Global ids of this client's own subscriptions are rewritten
-/// to the new client id.
+/// to the new client id. A re-take refused `unavailable` is retried for up to
+/// `configuration.restoreRetryTimeout`; a final refusal forgets the lock and is reported as
+/// ``HeraldClientError/restoreFailed(kind:channel:cause:)``.
 extension HeraldClient {
     /// Suppresses deliveries of events on `channel` (a name or pattern), to every subscription
     /// or only to `subscriptions` (global ids `CLIENT/NAME`). The lock names channels, so it

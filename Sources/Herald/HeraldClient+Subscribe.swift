@@ -150,7 +150,7 @@ extension HeraldClient {
             state.nextBindingID += 1
             let binding = SubscriptionBinding(name: options.name ?? "h\(id)", id: id, target: target,
                                               ownerAlive: ownerAlive, ownerProbe: ownerProbe, onEnd: onEnd, notify: options.onEnd,
-                                              deliver: deliver)
+                                              onGap: options.onGap, deliver: deliver)
             let replaced = state.subscriptions[binding.name]?.binding
             var record = SubscriptionRecord(binding: binding, channel: channel, isPattern: isPattern, group: options.group,
                                             remaining: options.max, args: options.args, order: state.nextOrder)

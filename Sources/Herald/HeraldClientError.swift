@@ -36,9 +36,26 @@ public enum HeraldClientError: Error, Sendable, Equatable, CustomStringConvertib
     /// After a reconnect a subscription could not catch up on what it missed
     /// (the daemon said `recovered:false`, has no history, or restarted).
     case historyLost(subscription: String, channel: String)
-    /// A subscription ended because the daemon ended it (instance channel removed, or its
-    /// restore after a reconnect was refused).
+    /// A subscription ended because the daemon refused its `sub` (its token's end is
+    /// ``SubscriptionEnd/refused(_:)``). A refused restore is ``restoreFailed(kind:channel:cause:)``.
     case subscriptionEnded(subscription: String, channel: String, reason: String)
+    /// Something this client held could not be restored after a reconnect, and is forgotten
+    /// (no longer in ``HeraldClient/links``, ``HeraldClient/declaredChannels``, its lock or
+    /// subscription gone; a subscription's token ends with ``SubscriptionEnd/refused(_:)``).
+    ///
+    /// `cause` is the daemon's last refusal: a non-passing one at once (`forbidden`, `cycle`,
+    /// `limit`, …), or a passing one (`conflict` for an instance channel or a link, `unavailable`)
+    /// that still held when ``ClientConfiguration/restoreRetryTimeout`` ran out. `channel` is the
+    /// channel or pattern (for a lock by subscription name, that subscription's).
+    indirect case restoreFailed(kind: RestoreKind, channel: String, cause: HeraldClientError)
+    /// The client's node was declared down by its cluster while it ran, and closed the
+    /// connection (`{"error":"node_reset"}`): not a failure of the client. It reconnects (to
+    /// the next endpoint) and restores everything, as after any lost connection; reported once
+    /// per reset, for information.
+    case nodeReset(message: String)
+    /// Events one subscription will never get (the daemon's `gap` frame), for a subscription
+    /// without ``SubscriptionOptions/onGap``.
+    case gap(EventGap)
 
     /// A signal handler failed (threw, or the signal did not decode); the offer was passed on.
     case signalHandlerFailed(subscription: String, channel: String, message: String)
@@ -79,6 +96,12 @@ public enum HeraldClientError: Error, Sendable, Equatable, CustomStringConvertib
             return "conflict on \(channel): its rev is now \(rev)"
         case .subscriptionEnded(let sub, let channel, let reason):
             return "subscription \(sub) on \(channel) ended: \(reason)"
+        case .restoreFailed(let kind, let channel, let cause):
+            return "could not restore the \(kind.naming(channel)) after a reconnect, forgotten: \(cause)"
+        case .nodeReset(let message):
+            return "node reset by the cluster, reconnecting: \(message)"
+        case .gap(let gap):
+            return gap.description
         }
     }
 }

@@ -8,7 +8,8 @@ import Synchronization
 /// It starts from `current` (and a `get` barrier), then applies `set`, `del`, `index` and
 /// `splice` events whose `rev` is exactly the next one. A `rev` further ahead means a change
 /// was missed (a lock suppressed it, or a reconnect lost it): the mirror fetches the list
-/// again with `get` (one fetch at a time) and takes it when it is newer. Older revs are ignored.
+/// again with `get` (one fetch at a time) and takes it when it is newer; so does a `gap` (the
+/// daemon says events on the channel will never arrive). Older revs are ignored.
 ///
 /// Observers run on the client's `.ordered` queue, in `rev` order, never under a lock.
 ///
@@ -26,6 +27,8 @@ public final class RemoteList<Element: Codable & Sendable>: Sendable, Observable
         var elements: [Element] = []
         var rev = 0
         var resyncing = false
+        /// A `gap` came while a fetch was under way: fetch once more after it.
+        var fetchAgain = false
         var resyncs = 0
         var observers: [Int: @Sendable ([Element], Int) -> Void] = [:]
         /// Per-index observers: the index watched and the handler.
@@ -50,7 +53,8 @@ public final class RemoteList<Element: Codable & Sendable>: Sendable, Observable
         return mirror.withLock { Retained(value: $0.elements, rev: $0.rev) }
     }
 
-    /// How often the mirror had to fetch the whole list after missing a change.
+    /// How often the mirror had to fetch the whole list after missing a change (a rev further
+    /// ahead than the next, or a `gap`).
     public var resyncCount: Int { mirror.withLock { $0.resyncs } }
 
     /// Calls `handler` with the whole list after every change, and at once when `alertNow`.
@@ -215,8 +219,34 @@ public final class RemoteList<Element: Codable & Sendable>: Sendable, Observable
         }
     }
 
+    /// Fetches the list again after the daemon said changes were lost (`gap`); one more fetch
+    /// follows a fetch already under way, whose answer may predate the lost changes.
+    func refetch() {
+        let start = mirror.withLock { mirror -> Bool in
+            guard !mirror.resyncing else {
+                if !mirror.fetchAgain { mirror.resyncs += 1 }
+                mirror.fetchAgain = true
+                return false
+            }
+            mirror.resyncing = true
+            mirror.resyncs += 1
+            return true
+        }
+        if start { Task { await self.resync() } }
+    }
+
     private func resync() async {
-        defer { mirror.withLock { $0.resyncing = false } }
+        repeat {
+            await fetch()
+        } while mirror.withLock { mirror -> Bool in
+            defer { mirror.fetchAgain = false }
+            mirror.resyncing = mirror.fetchAgain
+            return mirror.fetchAgain
+        }
+    }
+
+    /// One `get` of the whole list, taken when newer.
+    private func fetch() async {
         guard let client else { return }
         do {
             let snapshot = try await client.get(rawAt: channel)
@@ -281,7 +311,8 @@ extension HeraldClient {
     public func remoteList<Element: Codable & Sendable>(_ type: Element.Type, at channel: Channel) async throws(HeraldClientError) -> RemoteList<Element> {
         _ = try channel.validatedConcrete()
         let remote = RemoteList<Element>(channel: channel, client: self, queue: orderedQueue)
-        let token = try subscribe(raw: channel, options: SubscriptionOptions(delivery: .ordered, current: true)) { [weak remote] data, metadata in
+        let options = SubscriptionOptions(delivery: .ordered, current: true, onGap: { [weak remote] _ in remote?.refetch() })
+        let token = try subscribe(raw: channel, options: options) { [weak remote] data, metadata in
             remote?.receive(data, metadata: metadata)
         }
         remote.attach(token)

@@ -8,7 +8,9 @@ import Synchronization
 /// channel's state, so `current` is meaningful at once. Under the hood: a subscription with
 /// `current:true` (restored after a reconnect, so the value is re-fetched then too), and a
 /// `get` as a barrier. Every change is applied only if its `rev` is newer than the mirror's,
-/// so replays, the `current` snapshot and the `get` answer can arrive in any order.
+/// so replays, the `current` snapshot and the `get` answer can arrive in any order. When the
+/// daemon says events on the channel will never arrive (a `gap`), the mirror reads the value
+/// again with `get`.
 ///
 /// Observers run on the client's `.ordered` queue, in `rev` order, never under a lock; a
 /// cancelled observation is checked again right before each call.
@@ -131,6 +133,32 @@ public final class RemoteValue<Value: Codable & Sendable>: Sendable, Observable 
         }
     }
 
+    /// Takes a `get` answer: the value (nil or `null`: deleted or never set) when its rev is newer.
+    /// - Parameter reportFailure: false when the caller throws the failure itself.
+    /// - Returns: the decoding failure, if the value is not a `Value`.
+    @discardableResult
+    func take(_ snapshot: Retained<RawJSON>, reportFailure: Bool = true) -> HeraldClientError? {
+        guard snapshot.rev > 0 else { return nil }
+        guard let value = snapshot.value, value != .null else {
+            receive(nil, kind: "del", rev: snapshot.rev)
+            return nil
+        }
+        return receive(value, kind: "get", rev: snapshot.rev, reportFailure: reportFailure)
+    }
+
+    /// Reads the value again (`get`) after the daemon said changes were lost (`gap`); the
+    /// answer is applied when newer. A failed read goes to the error handler.
+    func refetch() {
+        Task { [weak self] in
+            guard let self, let client = self.client else { return }
+            do throws(HeraldClientError) {
+                take(try await client.get(rawAt: channel))
+            } catch {
+                client.report(error)
+            }
+        }
+    }
+
     /// A `touch` at the mirror's rev: every observer is called again with the unchanged value
     /// (SwiftBinding's `alertChangeListeners`). Returns false when the touch is newer than the
     /// mirror (a change was missed), so its payload is applied like a `set`.
@@ -203,22 +231,16 @@ extension HeraldClient {
     public func remoteValue<Value: Codable & Sendable>(_ type: Value.Type, at channel: Channel) async throws(HeraldClientError) -> RemoteValue<Value> {
         _ = try channel.validatedConcrete()
         let remote = RemoteValue<Value>(channel: channel, client: self, queue: orderedQueue)
-        let token = try subscribe(raw: channel, options: SubscriptionOptions(delivery: .ordered, current: true)) { [weak remote] data, metadata in
+        let options = SubscriptionOptions(delivery: .ordered, current: true, onGap: { [weak remote] _ in remote?.refetch() })
+        let token = try subscribe(raw: channel, options: options) { [weak remote] data, metadata in
             remote?.receive(data, kind: metadata.kind, rev: metadata.rev)
         }
         remote.attach(token)
         try await token.ready()
         // A barrier: the daemon answers this after the `current` event, and with the same
         // state, so `current` is right when this returns whatever the queue's progress.
-        let snapshot = try await get(rawAt: channel)
-        if snapshot.rev > 0 {
-            if let value = snapshot.value {
-                // Held but not a `Value`: thrown here, not mistaken for "never set".
-                if let failure = remote.receive(value, kind: "get", rev: snapshot.rev, reportFailure: false) { throw failure }
-            } else {
-                remote.receive(nil, kind: "del", rev: snapshot.rev)
-            }
-        }
+        // Held but not a `Value`: thrown here, not mistaken for "never set".
+        if let failure = remote.take(try await get(rawAt: channel), reportFailure: false) { throw failure }
         return remote
     }
 }

@@ -26,6 +26,8 @@ final class SubscriptionBinding: Sendable {
     /// For an owner that may only be touched on its own actor (a `@MainActor` owner): asked by
     /// the once-a-second sweep to check the owner there and unbind when it is gone.
     let ownerProbe: (@Sendable (SubscriptionBinding) -> Void)?
+    /// The app's `SubscriptionOptions.onGap` (a mirror's re-read), nil when it set none.
+    private let onGap: (@Sendable (EventGap) -> Void)?
     private let ending: Mutex<Ending>
     private let cancelled = Atomic<Bool>(false)
     private let readiness = Mutex<Readiness>(Readiness())
@@ -51,14 +53,31 @@ final class SubscriptionBinding: Sendable {
 
     init(name: String, id: Int, target: Target, ownerAlive: (@Sendable () -> Bool)? = nil,
          ownerProbe: (@Sendable (SubscriptionBinding) -> Void)? = nil, onEnd: (@Sendable () -> Void)? = nil, notify: (@Sendable (SubscriptionEnd) -> Void)? = nil,
-         deliver: @escaping @Sendable (IncomingEvent) -> Void) {
+         onGap: (@Sendable (EventGap) -> Void)? = nil, deliver: @escaping @Sendable (IncomingEvent) -> Void) {
         self.name = name
         self.id = id
         self.target = target
         self.ownerAlive = ownerAlive
         self.ownerProbe = ownerProbe
         self.ending = Mutex(Ending(finish: onEnd, notify: notify))
+        self.onGap = onGap
         self.deliver = deliver
+    }
+
+    /// Hands a `gap` to `onGap` where the handler runs, behind the events already queued (the
+    /// I/O thread flushed them first); checked for cancellation and a gone owner again right
+    /// before the call, as events are.
+    /// - Returns: false when the subscription has no `onGap` (the caller reports the gap).
+    func tell(_ gap: EventGap) -> Bool {
+        guard let onGap else { return false }
+        let call: @Sendable () -> Void = { [self] in
+            if !isCancelled, ownerAlive?() ?? true { onGap(gap) }
+        }
+        switch target {
+        case .stream: call()
+        case .queue(let queue): queue.async(execute: call)
+        }
+        return true
     }
 
     var isCancelled: Bool { cancelled.load(ordering: .acquiring) }

@@ -40,6 +40,13 @@ public struct SubscriptionOptions: Sendable {
     /// handler gets ``HeraldClientError/historyLost(subscription:channel:)``. Replayed events
     /// have `EventMetadata.isReplay`. After a reconnect the client asks from the last `seq` it saw.
     public var since: Int?
+    /// Called when the daemon says this subscription will never get some events (a `gap`
+    /// frame, cluster mode: a primary lost them, or a read back after an outage could not find
+    /// them). Runs where the handler runs, after the events before the gap and before those
+    /// after it (for a stream: on the client's I/O thread, when the gap arrives). nil: the
+    /// client's error handler gets ``HeraldClientError/gap(_:)`` instead. Mirrors
+    /// (``RemoteValue``, ``RemoteList``) read their state again on a gap.
+    public var onGap: (@Sendable (EventGap) -> Void)?
 
     /// Creates options.
     /// - Parameters:
@@ -52,9 +59,11 @@ public struct SubscriptionOptions: Sendable {
     ///   - since: replay history after this `seq` first (concrete channels only).
     ///   - onEnd: called once when the subscription ends, with the reason.
     ///   - onDecodingFailure: called with an event that does not decode as the handler's type.
+    ///   - onGap: called when the daemon says events will never arrive (`gap`).
     public init(name: String? = nil, group: String? = nil, max: Int? = nil, args: RawJSON? = nil,
                 delivery: DeliveryMode = .ordered, current: Bool = false, since: Int? = nil, onEnd: (@Sendable (SubscriptionEnd) -> Void)? = nil,
-                onDecodingFailure: (@Sendable (HeraldClientError, EventMetadata) -> Void)? = nil) {
+                onDecodingFailure: (@Sendable (HeraldClientError, EventMetadata) -> Void)? = nil,
+                onGap: (@Sendable (EventGap) -> Void)? = nil) {
         self.name = name
         self.group = group
         self.max = max
@@ -64,6 +73,7 @@ public struct SubscriptionOptions: Sendable {
         self.since = since
         self.onEnd = onEnd
         self.onDecodingFailure = onDecodingFailure
+        self.onGap = onGap
     }
 
     /// One delivery, then the subscription ends (`once:true`).

@@ -89,10 +89,14 @@ import Testing
         #expect(channels.first?.owner == owner.serverInfo?.client)
     }
 
-    @Test func redeclareConflictIsReportedAndForgotten() async throws {
+    @Test func redeclareConflictIsRetriedThenReportedAndForgotten() async throws {
         let daemon = try TestDaemon()
-        // A slow first retry, so the rival can take the channel while the owner is away.
-        let owner = try await connectedClient(daemon, name: "owner", reconnect: ReconnectPolicy(initialDelay: 2, maxDelay: 2))
+        // A slow first retry, so the rival can take the channel while the owner is away; a
+        // short bound for retrying the conflict.
+        let owner = HeraldClient(configuration: ClientConfiguration(
+            endpoint: .tcp(host: "127.0.0.1", port: daemon.port), name: "owner",
+            reconnect: ReconnectPolicy(initialDelay: 2, maxDelay: 2), restoreRetryTimeout: 0.6))
+        try await owner.connect()
         let rival = try await connectedClient(daemon, name: "rival")
         defer { owner.close(); rival.close() }
         let errors = collectErrors(owner)
@@ -107,7 +111,13 @@ import Testing
         }
         #expect(taken)
         #expect(await reconnected(states))
-        #expect(await eventually { errors.value.contains { isServerError($0, "conflict") } })
+        #expect(owner.declaredChannels == [Channel("doc", 9)], "still wanted while the conflict is retried")
+        #expect(await eventually {
+            errors.value.contains { error in
+                guard case .restoreFailed(.instanceChannel, "doc.9", let cause) = error else { return false }
+                return isServerError(cause, "conflict")
+            }
+        }, "\(errors.value)")
         #expect(owner.declaredChannels.isEmpty)
         #expect(try await owner.channels(matching: Channel("doc", .rest)).first?.owner == rival.serverInfo?.client)
     }
