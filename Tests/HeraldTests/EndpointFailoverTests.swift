@@ -142,6 +142,42 @@ struct EndpointFailoverTests {
         #expect(lost.isEmpty, "nothing dropped: \(errors.value)")
     }
 
+    /// A node paused past `node_timeout_ms` is declared down while alive; when it resumes it
+    /// closes its clients with `node_reset` (fail-stop, issue 31). The client takes it as a
+    /// lost connection: it moves to the other node and restores its declared channel and its
+    /// subscription, reporting the reset once, informational.
+    @Test func aNodeResetMovesTheClientAndRestoresWhatItHeld() async throws {
+        let redis = try TestRedis()
+        let first = try node(redis, "a")
+        let second = try node(redis, "b")
+        let client = failingOverClient(first.port, to: second.port)
+        defer { client.close() }
+        try await client.connect()
+        let errors = collectErrors(client)
+        let observer = try await connectedClient(second, name: "observer")
+        defer { observer.close() }
+        let lines = LockedValue<[Int]>([])
+        let feed = try client.subscribe(ChatLine.self, options: SubscriptionOptions(name: "feed")) { line, _ in
+            lines.withLock { $0.append(line.n) }
+        }
+        try await feed.ready()
+        try await client.declare(document)
+        try await observer.publish(ChatLine(text: "before", n: 1))
+        #expect(await eventually { lines.value == [1] })
+
+        first.pause()
+        try await Task.sleep(nanoseconds: 3_000_000_000)
+        first.resume()
+        #expect(await eventually(within: 15) { errors.value.contains { if case .nodeReset = $0 { true } else { false } } },
+                "the reset is reported: \(errors.value)")
+        let newID = await polled("b") { client.serverInfo?.node ?? "" } == "b" ? client.serverInfo?.client ?? "" : ""
+        let owner = await polled(newID) { (try? await observer.channels(matching: document))?.first?.owner ?? "" }
+        #expect(!newID.isEmpty && owner == newID, "the declared channel is the client's again, on node b")
+        try await observer.publish(ChatLine(text: "after", n: 2))
+        #expect(await eventually { lines.value == [1, 2] }, "the subscription is restored: \(lines.value)")
+        #expect(errors.value.filter { if case .nodeReset = $0 { true } else { false } }.count == 1, "\(errors.value)")
+    }
+
     /// A restore that can never succeed (a client on the live node took the channel and the
     /// link while this one was away) is retried for the configured bound, then forgotten and
     /// reported to the caller as `restoreFailed`, with the daemon's `conflict`.
