@@ -10,8 +10,9 @@ import Testing
 struct ClusterFailStopServingTests {
     private static let timeoutMs = 1_000
 
-    private func node(_ redis: TestRedis, _ name: String) throws -> DaemonProcess {
-        try DaemonProcess(config: #"cluster: { redis: "redis://127.0.0.1:\#(redis.port)", node: "\#(name)", node_timeout_ms: \#(Self.timeoutMs) },"#,
+    private func node(_ redis: TestRedis, _ name: String, monitored: Bool = false) throws -> DaemonProcess {
+        try DaemonProcess(config: (monitored ? "monitor_port: 0, " : "")
+                          + #"cluster: { redis: "redis://127.0.0.1:\#(redis.port)", node: "\#(name)", node_timeout_ms: \#(Self.timeoutMs) },"#,
                           arguments: ["--workers", "1"])
     }
 
@@ -73,7 +74,7 @@ struct ClusterFailStopServingTests {
     /// what the others did meanwhile, so it resets too.
     @Test func aNodeWhoseLivenessLapsedStartsANewIncarnation() throws {
         let redis = try TestRedis()
-        let daemon = try node(redis, "n0")
+        let daemon = try node(redis, "n0", monitored: true)
         let listener = try daemon.client()
         #expect(try listener.request(#"{"op":"sub","ch":"talk","sub":"t"}"#)["ok"] as? String == "sub")
         let oldIndex = try #require(try index(of: "n0", in: redis))
@@ -91,6 +92,8 @@ struct ClusterFailStopServingTests {
         #expect(try waitUntil(8) { try redis.command("SMEMBERS", "herald:i:" + newIndex).contains("talk") },
                 "the new incarnation registers the new client's interest")
         #expect(try redis.command("EXISTS", "herald:i:" + oldIndex) == "0", "nothing under the old index")
+        let metrics = try HTTPTestClient.request("GET", "/metrics", port: try daemon.monitorPort()).body
+        #expect(metrics.contains("herald_cluster_node_resets_total 1"), "the reset is counted")
     }
 
     /// A late write of a dead incarnation (Redis lists its index in `{p}dead`) is refused by

@@ -86,6 +86,8 @@ enum MetricsRenderer {
                help: "Cluster mode: bytes of those commands (bounded by max_outstanding_bytes)."),
         Metric(figure: "cluster_paused_connections", name: "herald_cluster_paused_connections", kind: .gauge,
                help: "Cluster mode: client connections not read now because cluster work is over its bound."),
+        Metric(figure: "cluster_node_resets", name: "herald_cluster_node_resets_total", kind: .counter,
+               help: "Cluster mode: times this process was declared down while running and started again as a new node."),
     ]
 
     /// The exposition text.

@@ -168,6 +168,7 @@ final class ClusterEngine {
             StatsFigure("cluster_outstanding_ops", commands.inFlight),
             StatsFigure("cluster_outstanding_bytes", commands.outstandingBytes),
             StatsFigure("cluster_paused_connections", server.clusterBackpressure?.pausedConnections ?? 0),
+            StatsFigure("cluster_node_resets", incarnation.resets),
         ]
     }
 
