@@ -1,3 +1,4 @@
+import CLibUV
 import HeraldBroker
 
 /// One primary at a time under Sentinel (issue 31, docs/cluster.md "Failover and
@@ -44,19 +45,45 @@ extension ClusterEngine {
         }
     }
 
-    /// Fences `primary` (unless this node fenced it already), then cuts every link: what
-    /// waits for an answer there is answered `unavailable` now (a graceful disconnect would
-    /// wait for the writes the fence holds), and the links reconnect where the sentinels say.
+    /// Fences `primary` (unless this node fenced it already), reads every event the old
+    /// primary published before the fence (`drainThenCut`), then cuts every link: what waits
+    /// for an answer there is answered `unavailable` now (a graceful disconnect would wait for
+    /// the writes the fence holds), and the links reconnect where the sentinels say.
     func move(from primary: RedisAddress) {
         guard movingFrom != primary else { return }
-        let cut = { [unowned self] in
-            movingFrom = nil
-            guard currentPrimary == primary else { return }
-            for link in [commands, messages, control] { link.cut("Sentinel moved the primary") }
-        }
-        guard fencedPrimary != primary else { return cut() }
         movingFrom = primary
-        fence(primary) { _ in cut() }
+        movingSince = uv_hrtime()
+        guard fencedPrimary != primary else { return drainThenCut(primary) }
+        fence(primary) { [unowned self] _ in drainThenCut(primary) }
+    }
+
+    /// The events the old primary published before the fence may still be on their way on
+    /// the subscription link: a node that cut it then would resume below what another node
+    /// delivered, and could publish a `seq` that node's subscribers already saw. A
+    /// `SUBSCRIBE` to a marker channel is answered after everything queued before it on that
+    /// connection, so its confirmation means every earlier event arrived. Bounded by
+    /// `moveTimeoutNs` (`everyPeriod`), for an old primary that stopped answering.
+    private func drainThenCut(_ primary: RedisAddress) {
+        guard movingFrom == primary else { return }
+        guard messages.isConnected else { return cutLinks(leaving: primary) }
+        let marker = Array((prefix + "drained:" + String(nodeIndex)).utf8)
+        let sent = messages.subscribe([marker]) { [unowned self] reply in
+            guard reply.elements?.first?.bytes == Array("subscribe".utf8) else { return }
+            cutLinks(leaving: primary)
+        }
+        if !sent { cutLinks(leaving: primary) }
+    }
+
+    /// How long a move may wait for the fence and the drain.
+    static let moveTimeoutNs: UInt64 = 1_000_000_000
+
+    /// Ends a move off `primary`: cuts every link still on it.
+    func cutLinks(leaving primary: RedisAddress) {
+        guard movingFrom == primary else { return }
+        movingFrom = nil
+        movingSince = nil
+        guard currentPrimary == primary else { return }
+        for link in [commands, messages, control] { link.cut("Sentinel moved the primary") }
     }
 
     /// Sends the fence to `primary`; `then` runs once it is confirmed or failed (a refusal,
@@ -79,6 +106,7 @@ extension ClusterEngine {
     /// moves when they name another primary.
     func followSentinel() {
         fences.removeAll(where: \.isFinished)
+        if let from = movingFrom, let since = movingSince, uv_hrtime() &- since > Self.moveTimeoutNs { cutLinks(leaving: from) }
         guard let sentinel, commands.isConnected || messages.isConnected || control.isConnected else { return }
         sentinel.resolve { [weak self] address in
             guard let self, let address, address != currentPrimary else { return }

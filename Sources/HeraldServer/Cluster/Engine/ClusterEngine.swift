@@ -34,6 +34,7 @@ final class ClusterEngine {
     /// The primary this node last fenced, the one it is moving from, and the fences under way.
     var fencedPrimary: RedisAddress?
     var movingFrom: RedisAddress?
+    var movingSince: UInt64?
     var fences: [RedisFence] = []
     /// State writes sent since the last `WAIT` (`ClusterEngine+Replicas`).
     var openReplicaWait: ReplicaWait?
