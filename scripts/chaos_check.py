@@ -308,6 +308,7 @@ def check(path, strict=False):
     for lst in by_ch.values():
         lst.sort()
     covered_total = 0
+    lost_events = defaultdict(set)   # window -> acknowledged (channel, seq) some subscriber missed
     after_reset = 0
     owed = 0
     for life in h.lives.values():
@@ -338,6 +339,7 @@ def check(path, strict=False):
                 after_reset += 1
                 continue
             per_window[windows.index(ts)]["lost"] += 1
+            lost_events[windows.index(ts)].add((ch, seq))
             delivered.found(f"{ch} seq {seq} ({d!r}, sent {ts:.3f}, acked {ta:.3f}) never reached {life.name()} "
                             f"(subscribed {t_ok:.3f}, connected until {life.close:.3f}, {life.why})", ts, windows,
                             fail=failing(ts))
@@ -353,8 +355,11 @@ def check(path, strict=False):
                     per_window[windows.index(t)]["jump_seqs"] += len(missing)
             if expected is None or seq >= expected:
                 expected = seq + 1
+    for i, events in lost_events.items():
+        per_window[i]["lost_events"] = len(events)
     delivered.notes.append(f"{owed} deliveries owed, {covered_total} covered by gap frames, {after_reset} past "
-                           f"the last seq of a life ended by node_reset")
+                           f"the last seq of a life ended by node_reset; "
+                           f"{sum(len(v) for v in lost_events.values())} acknowledged events missed by a subscriber")
     checks += [delivered, jumps]
 
     # --- writes kept --------------------------------------------------------------------
@@ -639,7 +644,8 @@ def check(path, strict=False):
 COLUMNS = [("injected", "n"), ("recover_ms_p50", "recover p50 ms"), ("recover_ms_max", "max"),
            ("stall_ms_p50", "stall p50 ms"), ("stall_ms_max", "max"), ("err:unavailable", "unavailable"),
            ("gap_frames", "gap frames"), ("gap_seqs", "gap seqs"), ("node_reset", "node_reset"),
-           ("closed", "other closes"), ("lost", "events lost"), ("covered", "covered"), ("jump_seqs", "jump seqs"),
+           ("closed", "other closes"), ("lost_events", "acked events missed"), ("lost", "deliveries missed"),
+           ("covered", "covered by gap"), ("jump_seqs", "jump seqs"),
            ("seq unique", "seq twice"), ("seq order", "backwards"), ("one owner", "two owners"),
            ("locks told", "locks lost")]
 
