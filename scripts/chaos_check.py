@@ -646,8 +646,8 @@ COLUMNS = [("injected", "n"), ("recover_ms_p50", "recover p50 ms"), ("recover_ms
            ("gap_frames", "gap frames"), ("gap_seqs", "gap seqs"), ("node_reset", "node_reset"),
            ("closed", "other closes"), ("lost_events", "acked events missed"), ("lost", "deliveries missed"),
            ("covered", "covered by gap"), ("jump_seqs", "jump seqs"),
-           ("seq unique", "seq twice"), ("seq order", "backwards"), ("one owner", "two owners"),
-           ("locks told", "locks lost")]
+           ("seq unique", "seq twice"), ("seq order", "backwards"), ("writes kept", "writes lost"),
+           ("one owner", "two owners"), ("locks told", "locks lost")]
 
 
 def report(verdict, out=sys.stderr):
