@@ -24,14 +24,16 @@ count and a few examples:
                    acknowledged value, and no rev was acknowledged twice;
   one owner        (a) no `declare` acknowledged to one connection while another held the
                    channel (its `declare` acknowledged, no `remove` sent yet) unless the
-                   holder was told (its connection closed, a `node_reset`, a `removed`);
+                   holder was told (its connection closed, a `node_reset`, a `removed`; a
+                   `remove` the close cut off unanswered ends no hold: the close told it);
                    (b) in no sweep of the monitors do two nodes name different owners of one
                    channel with no declare/remove/close of it in between; (c) at the end every
                    holder is the owner its node and Redis name, and nobody else is named;
   locks told       no lock (acknowledged `lock`, no `unlock` sent yet) found lost while held:
                    a `locks {ch}` sample (sent after the `lock` ok, answered before the
                    `unlock` was sent) listing a subscription as unlocked, unless the holder
-                   was told (its connection closed, `node_reset`). Events the holder published
+                   was told (its connection closed, `node_reset`; an `unlock` cut off
+                   unanswered, as for `remove`). Events the holder published
                    under the lock that reached a monitor's witness subscription are counted
                    (they may have arrived after the unlock, which the docs allow).
 
@@ -405,7 +407,10 @@ def check(path, strict=False):
                 end, how = life.close, ("end" if life.why == "end" else "told")
                 for later in lst[n + 1:]:
                     if later["ch"] == o["ch"] and later["op"] == give:
-                        if later["ts"] < end:
+                        # A give the connection's end cut off (no answer: `conn`) gave
+                        # nothing: the close (a node_reset frame, a closed socket) is what
+                        # told the holder, even when it sent the give before reading it.
+                        if later["ts"] < end and later.get("err") != "conn":
                             end, how = later["ts"], "gave"
                         break
                     if later["ch"] == o["ch"] and later["op"] == take:
@@ -740,6 +745,13 @@ def self_test():
     lines.append({"k": "sample", "what": "locks", "ch": "chaos.l.0", "node": "c", "sweep": 2, "ts": 7.0, "t": 7.1,
                   "locked": [], "unlocked": ["c10/w"]})
     lines.append({"k": "close", "w": "l", "c": 2, "why": "node_reset", "t": 8.0})
+    # A lock lost while held whose `unlock` the node_reset cut off unanswered: told, not failed.
+    life("u", 1, "locker", "a", "c13", 0.5)
+    op("u", 1, "lock", "chaos.l.1", 2.0, 2.1)
+    lines.append({"k": "sample", "what": "locks", "ch": "chaos.l.1", "node": "c", "sweep": 3, "ts": 3.0, "t": 3.1,
+                  "locked": [], "unlocked": ["c14/w"]})
+    op("u", 1, "unlock", "chaos.l.1", 4.0, 4.1, ok=False, err="conn")
+    lines.append({"k": "close", "w": "u", "c": 1, "why": "node_reset", "t": 4.1})
     # Counters: rev 2 acknowledged twice (one write lost), the final value below the highest.
     life("k", 1, "counter", "a", "c12", 0.5)
     op("k", 1, "set", "chaos.c.0", 2.0, 2.1, rev=1, value=1)

@@ -21,11 +21,15 @@ extension Connection {
         case stop
         /// This pass's line budget is spent: hold the rest and go on in the next pass.
         case yield
+        /// The node's liveness is in doubt: hold everything until the engine knows
+        /// (`Connection+Doubt`).
+        case doubt
     }
 
     /// Under the broker lock, after framing: what the connection must do next.
     func nextStep(_ broker: Broker) -> AfterLines {
         if session.closeAfterFlush { return .stop }
+        if isHeldForDoubt { return .doubt }
         if let parked = broker.takeVerification(for: session) { return .verify(parked) }
         let heldLeft = heldStart < held.count
         // Behind pipelined state ops (`Broker.mayPipeline`) it reads on: what comes next is
@@ -58,12 +62,15 @@ extension Connection {
         case .yield:
             hold()
             worker.yielded(self)
+        case .doubt:
+            hold()
+            worker.heldForDoubt(self)
         case .stop:
             uv_read_stop(stream)
         }
     }
 
-    private func hold() {
+    func hold() {
         guard !isHolding else { return }
         isHolding = true
         uv_read_stop(stream)

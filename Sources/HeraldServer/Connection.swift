@@ -70,6 +70,8 @@ final class Connection {
     /// Set while reading is paused because the node's cluster work is over its bound
     /// (`Connection+Backpressure`); the worker resumes it when the engine says so.
     var isBackpressured = false
+    /// Its last framing stopped because the node's liveness is in doubt (`Connection+Doubt`).
+    var isHeldForDoubt = false
     /// The loop pass (`Worker.pass`) in which this connection last queued cluster work, so
     /// that its worker lists it once per pass (`Worker.clusterWriters`).
     var clusterWorkPass = -1
@@ -209,6 +211,8 @@ final class Connection {
     /// a `hello` it parked.
     /// - Returns: how many bytes were consumed; the caller holds the rest.
     func frameLines(_ bytes: UnsafeRawBufferPointer, broker: Broker, now: Int) -> Int {
+        isHeldForDoubt = mustHoldForDoubt(now: now)
+        if isHeldForDoubt { return 0 }
         // In cluster mode: did these lines queue work for Redis (`Connection+Backpressure`)?
         let queuedBefore = broker.cluster?.queuedWork
         let consumed = framer.feed(bytes, limit: { broker.lineLimit(for: session) },

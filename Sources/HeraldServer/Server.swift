@@ -29,6 +29,9 @@ public final class Server {
     /// Cluster backpressure shared by every loop (`ClusterBackpressure`); nil when running
     /// alone.
     let clusterBackpressure: ClusterBackpressure?
+    /// Until when the node surely lives in the cluster (`ClusterLiveness`): past it the loops
+    /// hold client lines; nil when running alone.
+    let clusterLiveness: ClusterLiveness?
     let ticker: UnsafeMutablePointer<uv_timer_t>
     /// When `ticker` is armed to fire (loop ms), or -1 when it is not (see `Server+Ticker`).
     var tickerDue = -1
@@ -80,6 +83,7 @@ public final class Server {
         self.logger = logger
         self.reload = reload
         clusterBackpressure = join == nil ? nil : config.cluster.map(ClusterBackpressure.init(settings:))
+        clusterLiveness = join == nil || config.cluster == nil ? nil : ClusterLiveness()
         ticker = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
         let cluster = join.flatMap { join in
             config.cluster.map { settings in ClusterState(nodeIndex: join.nodeIndex, nodeName: settings.node) }

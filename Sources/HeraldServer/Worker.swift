@@ -25,6 +25,11 @@ final class Worker: @unchecked Sendable {
         /// The cluster's outstanding work fell below half its bound: read the connections
         /// paused for backpressure again (`Worker+Backpressure`).
         case resumeReading
+        /// Main loop only: a loop held a connection for a doubt about the node's liveness;
+        /// the engine asks Redis (`Worker+Doubt`).
+        case probeLiveness
+        /// The doubt is over: frame the held connections' lines again (`Worker+Doubt`).
+        case resumeDoubtHeld
         case stop
     }
 
@@ -48,6 +53,8 @@ final class Worker: @unchecked Sendable {
     var clusterWriters: [Connection] = []
     /// Connections not read now for cluster backpressure, by id.
     var backpressured: [ConnectionID: Connection] = [:]
+    /// Connections whose lines wait for the node's liveness to be confirmed, by id.
+    var doubtHeld: [ConnectionID: Connection] = [:]
     /// Counts loop passes (one per `flushDirty`), for the per-pass line budget.
     private(set) var pass = 0
     /// This pass's line budget per connection: `pass_budget_us` shared by the connections
@@ -170,6 +177,7 @@ final class Worker: @unchecked Sendable {
     func connectionClosed(_ connection: Connection) {
         connections[connection.session.id] = nil
         forgetBackpressured(connection)
+        forgetDoubtHeld(connection)
         let server = self.server
         let session = connection.session
         let (wasLast, closing) = shared.withLock { broker -> (Bool, CloseReason?) in
@@ -310,6 +318,8 @@ final class Worker: @unchecked Sendable {
             case .closeAll: for connection in Array(connections.values) { connection.close() }
             case .rearm: server.armTicker()
             case .resumeReading: resumeBackpressured()
+            case .probeLiveness: server.clusterEngine?.livenessDoubted()
+            case .resumeDoubtHeld: resumeDoubtHeld()
             case .stop: closeHandles()
             }
         }

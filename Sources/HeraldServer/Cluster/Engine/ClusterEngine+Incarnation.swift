@@ -27,10 +27,53 @@ extension ClusterEngine {
         return true
     }
 
-    /// Sends what was held, in order.
+    /// Sends what was held, in order, with the acknowledgement held meanwhile.
     func releaseHeld() {
         let pass = incarnation.takeHeld()
         if !pass.isEmpty { send(pass) }
+        if let version = heldAcknowledgement {
+            heldAcknowledgement = nil
+            sendAcknowledgement(version)
+        }
+    }
+
+    // MARK: - Client lines in doubt
+
+    /// Tells every loop until when the node surely lives (`ClusterLiveness`), and, when that
+    /// is in the future, lets the connections held for a doubt go on.
+    func publishLiveness() {
+        guard let liveness = server.clusterLiveness else { return }
+        let deadline: Int
+        if incarnation.isResetting {
+            deadline = 0
+        } else if !incarnation.isRegistered {
+            deadline = Int.max
+        } else {
+            // The loops' clock (`uv_now`) may lag the precise one by a few ms: a margin.
+            let until = (incarnation.confirmedAt &+ nodeTimeoutNs) / 1_000_000
+            deadline = Int(until) - Self.livenessMarginMs
+        }
+        liveness.setDeadline(deadline)
+        guard liveness.heldConnections > 0, !liveness.isInDoubt(nowMs: server.main.now) else { return }
+        for worker in server.workers { worker.post(.resumeDoubtHeld) }
+    }
+
+    /// How much sooner than the key's expiry the loops count the node in doubt (ms).
+    static let livenessMarginMs = 10
+
+    /// A loop held client lines for a doubt (`Worker.Message.probeLiveness`): settles it.
+    /// Over already: the lines go on. Else, with the node registered and ready, cluster
+    /// commands are held too and a refresh is sent (`livenessChecked` releases or resets);
+    /// while resetting, the new incarnation's registration releases them (the connections
+    /// of the old one are closed first).
+    func livenessDoubted() {
+        server.clusterLiveness?.probeTaken()
+        guard !incarnation.isResetting else { return }
+        if isReady, incarnation.isRegistered, incarnation.mayHaveLapsed(now: uv_hrtime(), timeoutNs: nodeTimeoutNs) {
+            _ = mustHold([])
+            return
+        }
+        publishLiveness()
     }
 
     /// A script refused this node's index (`DEAD INDEX …`, `ClusterNodeScripts.refuseDead`):
@@ -46,6 +89,8 @@ extension ClusterEngine {
     /// node joins again under a new index.
     func startNewIncarnation(_ reason: String) {
         guard incarnation.beginReset(reason) else { return }
+        heldAcknowledgement = nil
+        publishLiveness()
         server.logger.error("cluster: this node was declared down while running; closing every client (node_reset) and joining again under a new index",
                             ["node": settings.node, "index": nodeIndex, "reason": reason])
         for link in [commands, messages, control] { link.cut("this node was declared down") }
@@ -81,6 +126,7 @@ extension ClusterEngine {
         staleNodes = []
         goneChecks = []
         incarnation.endReset(registeredAt: uv_hrtime())
+        publishLiveness()
         for link in [commands, messages, control] { link.cut("joined again under a new index") }
         server.logger.warn("cluster: joined again as a new incarnation", ["node": settings.node, "old_index": old, "index": nodeIndex])
     }

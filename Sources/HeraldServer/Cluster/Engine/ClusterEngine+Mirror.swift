@@ -72,6 +72,7 @@ extension ClusterEngine {
             broker.clusterSignalNodeGone(node, now: now)
         }
         acknowledged[node] = nil
+        goneNodes.insert(node)
         releaseBarriers(now: uv_hrtime())
         lockQueriesForget(node: node)
     }

@@ -53,7 +53,8 @@ extension ClusterEngine {
             guard index == nodeIndex, !incarnation.isResetting else { return }
             if reply.integer == 1 { return startNewIncarnation("the reaper declared it down while it could not reach Redis") }
             guard reply.integer == 0 else { return }
-            incarnation.registered(at: sentAt)
+            incarnation.registered(sentAt: sentAt, answeredAt: uv_hrtime())
+            publishLiveness()
             alive()
         }
         // Not sent: the link went, and the next readiness asks again.

@@ -46,7 +46,9 @@ extension ClusterEngine {
     /// released them: the node starts a new incarnation (fail-stop). The key there: what was
     /// held for the doubt goes out, once the answer is recent enough.
     func livenessChecked(present: Bool, sentAt: UInt64) {
-        switch incarnation.refreshAnswered(sentAt: sentAt, present: present, now: uv_hrtime(), timeoutNs: nodeTimeoutNs) {
+        let verdict = incarnation.refreshAnswered(sentAt: sentAt, present: present, now: uv_hrtime(), timeoutNs: nodeTimeoutNs)
+        if verdict != .reset { publishLiveness() }
+        switch verdict {
         case .none:
             return
         case .release:

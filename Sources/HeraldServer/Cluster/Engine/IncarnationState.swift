@@ -42,14 +42,28 @@ struct IncarnationState {
     private(set) var registeredAt: UInt64?
     /// When the last refresh that found the key (or the registration) was sent.
     private(set) var confirmedAt: UInt64 = 0
+    /// Whether the node is registered under its index (refreshes then mean something).
+    var isRegistered: Bool { registeredAt != nil }
     /// When joining again may be tried next (after a failed attempt), and the wait after it.
     private(set) var nextJoinAt: UInt64 = 0
     private var joinBackoffNs: UInt64 = 250_000_000
 
-    /// The node registered itself (joined, or `rejoin` said it is still alive) at `sentAt`.
-    mutating func registered(at sentAt: UInt64) {
-        registeredAt = sentAt
+    /// The node registered itself (joined, or `rejoin` said it is still alive): the
+    /// registration was sent at `sentAt` and its answer came at `answeredAt`.
+    ///
+    /// Refreshes count from the answer, not the send: the refresh goes on the control link
+    /// and `rejoin` on the command link, so a refresh sent between the two could run in Redis
+    /// before the registration and find the key of a node that was only cut off (a Sentinel
+    /// move) gone: the chaos run saw every node of the cluster start a new incarnation at once
+    /// that way. The key's life counts from the send (it was set no earlier).
+    mutating func registered(sentAt: UInt64, answeredAt: UInt64) {
+        registeredAt = answeredAt
         confirmedAt = max(confirmedAt, sentAt)
+    }
+
+    /// The node registered itself at `time` (a blocking join, whose answer came before).
+    mutating func registered(at time: UInt64) {
+        registered(sentAt: time, answeredAt: time)
     }
 
     /// A Redis link went: refreshes mean nothing until the node registers again.
