@@ -69,6 +69,54 @@ struct ClusterFailStopServingTests {
         #expect(try redis.command("KEYS", "herald:lk:*").isEmpty, "the old incarnation's lock is gone and not re-registered")
     }
 
+    /// What a client sends while its node is paused past the timeout is never answered as
+    /// if the node still held anything: the chaos run saw a `remove` answered `count:1` by a
+    /// node that had just resumed, 5 ms before it found itself declared down, while another
+    /// node's client had owned the channel for 2 s. Lines are held while the node's
+    /// liveness is in doubt (`ClusterLiveness`); here the answer to both is `node_reset`.
+    @Test func linesSentDuringAPauseAreNotAnsweredBeforeTheNodeKnowsItWasDeclaredDown() throws {
+        let redis = try TestRedis()
+        let a = try node(redis, "a")
+        let b = try node(redis, "b")
+        let first = try a.client()
+        #expect(try first.request(#"{"op":"declare","ch":"inst.q"}"#)["ok"] as? String == "declare")
+        #expect(try first.request(#"{"op":"lock","ch":"hall"}"#)["ok"] as? String == "lock")
+        a.signal(SIGSTOP)
+        let second = try b.client()
+        let declared = try waitUntil(8) {
+            (try second.request(#"{"op":"declare","ch":"inst.q"}"#)["ok"] as? String) == "declare"
+        }
+        let owner = try redis.command("GET", "herald:own:inst.q")
+        first.send(#"{"op":"unlock","ch":"hall"}"#)
+        first.send(#"{"op":"remove","ch":"inst.q"}"#)
+        a.signal(SIGCONT)
+        #expect(declared, "the reaper released the paused node's channel for b")
+        let (lines, closed) = first.linesUntilClosed(timeout: 10)
+        #expect(closed, "the paused node's client is closed")
+        #expect(!lines.contains { $0.contains(#""ok":"remove""#) || $0.contains(#""ok":"unlock""#) },
+                "nothing the node no longer held was answered ok: \(lines)")
+        #expect(lines.last?.contains(#""error":"node_reset""#) == true, "told node_reset: \(lines.suffix(3))")
+        let ownerAfter = try redis.command("GET", "herald:own:inst.q")
+        #expect(!owner.isEmpty && ownerAfter == owner, "Redis still names b's owner")
+    }
+
+    /// A node that was only slow (a pause shorter than the timeout) loses nothing: the lines
+    /// sent meanwhile are answered once a refresh confirms it, in order.
+    @Test func linesSentDuringAShortPauseAreAnsweredAfterwards() throws {
+        let redis = try TestRedis()
+        let a = try node(redis, "a")
+        let client = try a.client()
+        #expect(try client.request(#"{"op":"declare","ch":"inst.s"}"#)["ok"] as? String == "declare")
+        a.signal(SIGSTOP)
+        Thread.sleep(forTimeInterval: 0.5)
+        client.send(#"{"op":"pub","ch":"inst.s","data":1,"rid":1}"#)
+        client.send(#"{"op":"remove","ch":"inst.s"}"#)
+        a.signal(SIGCONT)
+        let published = try client.frame(timeout: 5)
+        let removed = try client.frame(timeout: 5)
+        #expect(published["ok"] as? String == "pub" && removed["ok"] as? String == "remove", "\(published) \(removed)")
+    }
+
     /// A lapse no reaper saw (the liveness key expired, here deleted with the node's
     /// interest, as a snapshot taken in the gap would have missed it): the node cannot know
     /// what the others did meanwhile, so it resets too.

@@ -58,6 +58,21 @@ struct IncarnationStateTests {
         #expect(state.refreshAnswered(sentAt: 15 * second, present: false, now: 15 * second, timeoutNs: 2 * second) == .none)
     }
 
+    /// The chaos run: after a Sentinel move, a refresh sent on the control link after the
+    /// `rejoin` on the command link ran in Redis before it, found the key expired, and every
+    /// node reset at once. Only refreshes sent after `rejoin`'s answer are verdicts; the key's
+    /// life still counts from the send.
+    @Test func aRefreshSentBeforeRejoinAnsweredIsNoVerdict() {
+        var state = IncarnationState()
+        state.registered(at: 1 * second)
+        state.linkLost()
+        state.registered(sentAt: 10 * second, answeredAt: 12 * second)
+        #expect(state.refreshAnswered(sentAt: 11 * second, present: false, now: 12 * second, timeoutNs: 5 * second) == .none,
+                "sent after the rejoin but before its answer: it may have run first")
+        #expect(state.confirmedAt == 10 * second, "the key lives from the rejoin's send")
+        #expect(state.refreshAnswered(sentAt: 12 * second, present: false, now: 12 * second, timeoutNs: 5 * second) == .reset)
+    }
+
     @Test func joiningAgainBacksOffUpToFiveSeconds() {
         var state = IncarnationState()
         _ = state.beginReset("x")
@@ -65,5 +80,23 @@ struct IncarnationStateTests {
         #expect(state.nextJoinAt == 5 * second)
         state.endReset(registeredAt: 20 * second)
         #expect(!state.isResetting && state.announcesOnReady)
+    }
+}
+
+/// The indexes a node saw confirmed gone (issue 31): late messages under them are ignored,
+/// and the list stays bounded however many incarnations a long-lived cluster goes through.
+struct GoneNodesTests {
+    @Test func remembersTheMostRecentGoneIndexesUpToItsCapacity() {
+        var gone = GoneNodes(capacity: 3)
+        for index in 1...10 { gone.insert(index) }
+        gone.insert(10)
+        #expect(gone.count == 3)
+        #expect(!gone.contains(7) && gone.contains(8) && gone.contains(9) && gone.contains(10))
+    }
+
+    @Test func tenTimesTheCapacityOfIndexesCostsTheCapacity() {
+        var gone = GoneNodes(capacity: 4_096)
+        for index in 0..<40_960 { gone.insert(index) }
+        #expect(gone.count == 4_096 && gone.contains(40_959) && !gone.contains(36_863))
     }
 }

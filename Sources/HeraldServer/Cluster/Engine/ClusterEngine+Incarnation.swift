@@ -44,7 +44,7 @@ extension ClusterEngine {
     func publishLiveness() {
         guard let liveness = server.clusterLiveness else { return }
         let deadline: Int
-        if incarnation.isResetting {
+        if incarnation.isResetting || incarnation.awaitsFirstReady {
             deadline = 0
         } else if !incarnation.isRegistered {
             deadline = Int.max
@@ -68,7 +68,7 @@ extension ClusterEngine {
     /// of the old one are closed first).
     func livenessDoubted() {
         server.clusterLiveness?.probeTaken()
-        guard !incarnation.isResetting else { return }
+        guard !incarnation.isResetting, !incarnation.awaitsFirstReady else { return }
         if isReady, incarnation.isRegistered, incarnation.mayHaveLapsed(now: uv_hrtime(), timeoutNs: nodeTimeoutNs) {
             _ = mustHold([])
             return

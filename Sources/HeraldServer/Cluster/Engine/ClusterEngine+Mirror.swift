@@ -92,6 +92,10 @@ extension ClusterEngine {
                 incarnation.announcesOnReady = false
                 announceUp()
             }
+            if incarnation.awaitsFirstReady {
+                incarnation.becameReady()
+                publishLiveness()
+            }
             commands.flush()
             server.logger.info("cluster: registered again after Redis came back", ["tables": mirroredTables.count])
         }

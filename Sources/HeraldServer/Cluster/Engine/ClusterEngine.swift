@@ -564,6 +564,8 @@ final class ClusterEngine {
         let pass = queued
         queued = []
         guard registersAgain else {
+            incarnation.becameReady()
+            publishLiveness()
             send(pass)
             return retryUndeclares()
         }

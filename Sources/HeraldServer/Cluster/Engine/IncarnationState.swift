@@ -31,6 +31,12 @@ struct IncarnationState {
     private(set) var resets = 0
     /// Whether `$sys.node.up` is due once the new incarnation is ready.
     var announcesOnReady = false
+    /// Whether this incarnation has not been ready yet (from the start, and from a reset until
+    /// the new index is registered and its tables read): it knows no other node then, so a
+    /// barrier would wait for nobody, and a `lock` would be answered before any other node
+    /// applied it (the chaos run: a lock taken on a node 60 ms before its new incarnation was
+    /// ready was listed unlocked on another node). Client lines wait meanwhile.
+    private(set) var awaitsFirstReady = true
     /// Commands held while the node's liveness is in doubt, in order.
     private(set) var held: [ClusterCommand] = []
     /// Whether commands are held now.
@@ -103,12 +109,18 @@ struct IncarnationState {
     mutating func beginReset(_ reason: String) -> Bool {
         guard !isResetting else { return false }
         isResetting = true
+        awaitsFirstReady = true
         self.reason = reason
         resets += 1
         registeredAt = nil
         nextJoinAt = 0
         joinBackoffNs = 250_000_000
         return true
+    }
+
+    /// The incarnation is ready (registered, its tables read): client lines go on.
+    mutating func becameReady() {
+        awaitsFirstReady = false
     }
 
     /// Joining again failed at `now`: the next try waits longer (up to 5 s).
