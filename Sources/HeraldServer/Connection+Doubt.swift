@@ -7,9 +7,13 @@ import HeraldBroker
 /// connection is closed with `node_reset` and they are never answered.
 extension Connection {
     /// Under the broker lock, before framing: whether the lines must wait for the engine.
-    func mustHoldForDoubt(now: Int) -> Bool {
-        guard let liveness = worker.server.clusterLiveness else { return false }
-        return liveness.isInDoubt(nowMs: now)
+    /// Cut off from Redis past the deadline, only a connection holding locks or instance
+    /// channels waits: what the node answers it (an `unlock` or `remove` `ok`) would vouch
+    /// for something the cluster may have handed to someone else meanwhile; the others are
+    /// served as in any Redis outage.
+    func mustHoldForDoubt(now: Int, broker: Broker) -> Bool {
+        guard let liveness = worker.server.clusterLiveness, liveness.isInDoubt(nowMs: now) else { return false }
+        return !liveness.isCutOff || broker.holdsClusterOwnership(session)
     }
 
     /// On this loop, once the doubt is over: frames the held lines as if just read.

@@ -211,7 +211,7 @@ final class Connection {
     /// a `hello` it parked.
     /// - Returns: how many bytes were consumed; the caller holds the rest.
     func frameLines(_ bytes: UnsafeRawBufferPointer, broker: Broker, now: Int) -> Int {
-        isHeldForDoubt = mustHoldForDoubt(now: now)
+        isHeldForDoubt = mustHoldForDoubt(now: now, broker: broker)
         if isHeldForDoubt { return 0 }
         // In cluster mode: did these lines queue work for Redis (`Connection+Backpressure`)?
         let queuedBefore = broker.cluster?.queuedWork

@@ -78,6 +78,41 @@ struct ClusterPartitionServingTests {
         #expect(seen == Array(1...20), "every event once, in order, the missed ones from history: \(seen)")
     }
 
+    /// A partition past the timeout while a client holds a lock and an instance channel on
+    /// the cut node (the chaos run's delayed and blackholed links): the reaper hands both to
+    /// clients of the other node, so the cut node must not answer the holder's `unlock` or
+    /// `remove` `ok` meanwhile; the holder learns with `node_reset` once the link is back.
+    /// A client of the cut node that holds nothing is served as in any outage.
+    @Test func aPartitionedNodeNeverVouchesForLocksTheReaperReleased() throws {
+        let redis = try TestRedis()
+        let proxy = try StallingProxy(upstream: redis.port)
+        let cut = try node(proxy.port, "cut")
+        let other = try node(redis.port, "other")
+        let holder = try cut.client()
+        #expect(try holder.request(#"{"op":"lock","ch":"hall"}"#)["ok"] as? String == "lock")
+        #expect(try holder.request(#"{"op":"declare","ch":"inst.p"}"#)["ok"] as? String == "declare")
+        let bystander = try cut.client()
+        proxy.stall()
+        let rival = try other.client()
+        let taken = Date().addingTimeInterval(8)
+        var declared = false
+        while Date() < taken && !declared {
+            declared = (try rival.request(#"{"op":"declare","ch":"inst.p"}"#)["ok"] as? String) == "declare"
+            if !declared { Thread.sleep(forTimeInterval: 0.2) }
+        }
+        #expect(declared, "the reaper released the cut node's channel")
+        #expect(try bystander.request(#"{"op":"ping","rid":7}"#)["rid"] as? Int == 7, "a client holding nothing is served")
+        holder.send(#"{"op":"unlock","ch":"hall"}"#)
+        holder.send(#"{"op":"remove","ch":"inst.p"}"#)
+        Thread.sleep(forTimeInterval: 0.5)
+        proxy.resume()
+        let (lines, closed) = holder.linesUntilClosed(timeout: 15)
+        #expect(closed, "the holder is closed")
+        #expect(!lines.contains { $0.contains(#""ok":"unlock""#) || $0.contains(#""ok":"remove""#) },
+                "nothing the cluster released was vouched for: \(lines)")
+        #expect(lines.last?.contains(#""error":"node_reset""#) == true, "told node_reset: \(lines.suffix(2))")
+    }
+
     /// A partition shorter than `node_timeout_ms`: nobody declares the node down; when it
     /// heals, the events published meanwhile are read back from history, none twice.
     @Test func aShortPartitionIsReadBackWithoutAReset() throws {

@@ -135,6 +135,13 @@ extension Broker {
         cluster?.removed(pattern)
     }
 
+    /// Whether `session` holds locks or instance channels: what a node cut off from Redis
+    /// past its liveness deadline must not vouch for (docs/cluster.md, "Failover and
+    /// fail-stop").
+    public func holdsClusterOwnership(_ session: Session) -> Bool {
+        locks.count(ownedBy: session.id) > 0 || instances.count(ownedBy: session.id) > 0
+    }
+
     /// Every node acknowledged the interest changes up to `ticket`: releases the answers
     /// held for them.
     public func interestSeen(upTo ticket: Int) {

@@ -46,15 +46,14 @@ extension ClusterEngine {
         let deadline: Int
         if incarnation.isResetting || incarnation.awaitsFirstReady {
             deadline = 0
-        } else if !incarnation.isRegistered {
-            deadline = Int.max
         } else {
             // The loops' clock (`uv_now`) may lag the precise one by a few ms: a margin.
             let until = (incarnation.confirmedAt &+ nodeTimeoutNs) / 1_000_000
             deadline = Int(until) - Self.livenessMarginMs
         }
-        liveness.setDeadline(deadline)
-        guard liveness.heldConnections > 0, !liveness.isInDoubt(nowMs: server.main.now) else { return }
+        let justCutOff = liveness.setDeadline(deadline, cutOff: !incarnation.isResetting && !incarnation.isRegistered)
+        // Cut off, the connections that hold nothing go on (those that do are held again).
+        guard liveness.heldConnections > 0, justCutOff || !liveness.isInDoubt(nowMs: server.main.now) else { return }
         for worker in server.workers { worker.post(.resumeDoubtHeld) }
     }
 
@@ -68,7 +67,8 @@ extension ClusterEngine {
     /// of the old one are closed first).
     func livenessDoubted() {
         server.clusterLiveness?.probeTaken()
-        guard !incarnation.isResetting, !incarnation.awaitsFirstReady else { return }
+        // Resetting, not ready yet, or cut off: registering (again) lets them go.
+        guard !incarnation.isResetting, !incarnation.awaitsFirstReady, incarnation.isRegistered else { return }
         if isReady, incarnation.isRegistered, incarnation.mayHaveLapsed(now: uv_hrtime(), timeoutNs: nodeTimeoutNs) {
             _ = mustHold([])
             return

@@ -19,11 +19,10 @@ import Synchronization
 /// loops read it once per read, against their own clock (`uv_now`, the same monotonic
 /// clock in milliseconds).
 final class ClusterLiveness: Sendable {
-    /// Loop time (ms) until which the node surely lives; `Int.max` when the question does not
-    /// arise (the links are down: cluster ops are refused `unavailable` meanwhile, and the
-    /// reaper's `{p}dead` judges the node when they come back), 0 while it starts a new
-    /// incarnation.
+    /// Loop time (ms) until which the node surely lives; 0 while it starts a new incarnation
+    /// or until it is first ready.
     private let deadline = Atomic<Int>(Int.max)
+    private let cutOff = Atomic<Bool>(false)
     private let held = Atomic<Int>(0)
     private let probeAsked = Atomic<Bool>(false)
 
@@ -35,9 +34,19 @@ final class ClusterLiveness: Sendable {
         nowMs > deadline.load(ordering: .acquiring)
     }
 
-    /// The engine's new deadline (loop time, ms).
-    func setDeadline(_ ms: Int) {
+    /// Whether the node's links to Redis are down (it is not registered): past the deadline
+    /// only the connections holding locks or instance channels wait then (the others are
+    /// served as in any outage, their cluster ops refused `unavailable`).
+    var isCutOff: Bool { cutOff.load(ordering: .acquiring) }
+
+    /// The engine's new deadline (loop time, ms), and whether the links are down.
+    /// - Returns: whether the links just went down (the held connections that hold nothing
+    ///   may then go on).
+    @discardableResult
+    func setDeadline(_ ms: Int, cutOff isCutOff: Bool) -> Bool {
+        let was = cutOff.exchange(isCutOff, ordering: .acquiringAndReleasing)
         deadline.store(ms, ordering: .releasing)
+        return isCutOff && !was
     }
 
     /// Connections held for the doubt, over every loop.
