@@ -16,16 +16,36 @@ extension Broker {
         let message = "this node was declared down by the cluster (" + reason
             + "); its subscriptions, locks, links, handlers and instance channels are gone: reconnect and restore"
         for session in sessions.values where !session.closeAfterFlush {
-            write(session) { out in
-                out.appendRaw(#"{"error":"node_reset","message":"#)
-                out.appendJSONString(message)
-                out.appendRaw("}\n")
-            }
-            close(session, now: now)
+            closeWithNodeReset(session, message: message, now: now)
             told += 1
         }
         flushSystemEvents()
         return told
+    }
+
+    /// The node's liveness deadline passed unconfirmed (docs/cluster.md, "Failover and
+    /// fail-stop"): every connection holding a lock or an instance channel is told
+    /// `node_reset` and closed, so no holder believes in what the cluster may hand on.
+    /// - Returns: how many were closed.
+    public func closeOwnersForNodeDoubt(now: Int) -> Int {
+        let message = "this node could not confirm in time that the cluster still counts it alive; "
+            + "its locks and instance channels may be someone else's now: reconnect and restore"
+        var told = 0
+        for session in sessions.values where !session.closeAfterFlush && holdsClusterOwnership(session) {
+            closeWithNodeReset(session, message: message, now: now)
+            told += 1
+        }
+        if told > 0 { flushSystemEvents() }
+        return told
+    }
+
+    private func closeWithNodeReset(_ session: Session, message: String, now: Int) {
+        write(session) { out in
+            out.appendRaw(#"{"error":"node_reset","message":"#)
+            out.appendJSONString(message)
+            out.appendRaw("}\n")
+        }
+        close(session, now: now)
     }
 
     /// The node joined again under `index`: client ids, reply tokens and ownership records

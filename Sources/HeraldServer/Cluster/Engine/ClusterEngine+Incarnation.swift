@@ -52,6 +52,7 @@ extension ClusterEngine {
             deadline = Int(until) - Self.livenessMarginMs
         }
         let justCutOff = liveness.setDeadline(deadline, cutOff: !incarnation.isResetting && !incarnation.isRegistered)
+        armDeadline(deadline)
         // Cut off, the connections that hold nothing go on (those that do are held again).
         guard liveness.heldConnections > 0, justCutOff || !liveness.isInDoubt(nowMs: server.main.now) else { return }
         for worker in server.workers { worker.post(.resumeDoubtHeld) }
@@ -59,6 +60,41 @@ extension ClusterEngine {
 
     /// How much sooner than the key's expiry the loops count the node in doubt (ms).
     static let livenessMarginMs = 10
+
+    /// Arms the deadline timer (a real deadline: not while resetting or not yet ready).
+    private func armDeadline(_ deadline: Int) {
+        guard deadline > 0, deadline < Int.max else {
+            uv_timer_stop(deadlineTimer)
+            return
+        }
+        let delay = UInt64(max(0, deadline - server.main.now) + 1)
+        uv_timer_start(deadlineTimer, { timer in
+            guard let data = timer?.pointee.data else { return }
+            Unmanaged<ClusterEngine>.fromOpaque(data).takeUnretainedValue().livenessDeadlineReached()
+        }, delay, 0)
+    }
+
+    /// The deadline passed without a refresh confirming the node (a stall, a slow or cut
+    /// link, Redis gone): the others may declare it down any moment and hand its locks and
+    /// instance channels on, so it stops vouching for them now, before a reaper can act: every
+    /// connection holding one is told `node_reset` and closed (its teardown releases them
+    /// here; Redis hears of it when it answers again). Lease semantics: the chaos run's
+    /// delayed link left a client believing for 2.5 s that it owned a channel another node
+    /// had given away. The other connections wait for the verdict (or, cut off, are served
+    /// as in any outage). A Redis outage therefore costs lock and instance-channel holders
+    /// their connection after `node_timeout_ms`; they restore when Redis is back.
+    func livenessDeadlineReached() {
+        guard let liveness = server.clusterLiveness, liveness.isInDoubt(nowMs: server.main.now),
+              !incarnation.isResetting, !incarnation.awaitsFirstReady else { return }
+        let now = server.main.now
+        let told = server.shared.withLock { broker in broker.closeOwnersForNodeDoubt(now: now) }
+        server.main.flushDirty()
+        if told > 0 {
+            server.logger.warn("cluster: no liveness refresh confirmed by the deadline; closed the connections holding locks or instance channels",
+                               ["connections": told, "timeout_ms": settings.nodeTimeoutMs])
+        }
+        if isReady, incarnation.isRegistered { _ = mustHold([]) }
+    }
 
     /// A loop held client lines for a doubt (`Worker.Message.probeLiveness`): settles it.
     /// Over already: the lines go on. Else, with the node registered and ready, cluster

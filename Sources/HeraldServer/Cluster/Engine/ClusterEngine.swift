@@ -97,6 +97,8 @@ final class ClusterEngine {
     /// answer does not wait for them (`releaseBarriers`).
     var staleNodes: Set<Int> = []
     private let timer = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
+    /// Fires at the liveness deadline (`ClusterEngine+Incarnation.armDeadline`).
+    let deadlineTimer = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
 
     /// How long a held `sub` answer waits for nodes that do not acknowledge (then they count
     /// as gone; issue 15 gives node failures their own detection).
@@ -125,6 +127,8 @@ final class ClusterEngine {
         incarnation.registered(at: uv_hrtime())
         uv_timer_init(loop, timer)
         timer.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        uv_timer_init(loop, deadlineTimer)
+        deadlineTimer.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         mirroredTables = [InterestMirror(self, .interest), LockMirror(self, .locks), InstanceOwnerMirror(self, .instanceOwners),
                           LinkMirror(self, .links), HandlerMirror(self, .handlers)]
         lifecycle = ClusterLifecycle(tables: mirroredTables.filter { $0.snapshotScript != nil }.map(\.tag))
@@ -197,6 +201,8 @@ final class ClusterEngine {
         sentinelWatch?.close()
         uv_timer_stop(timer)
         uv_close(UnsafeMutableRawPointer(timer).assumingMemoryBound(to: uv_handle_t.self)) { $0?.deallocate() }
+        uv_timer_stop(deadlineTimer)
+        uv_close(UnsafeMutableRawPointer(deadlineTimer).assumingMemoryBound(to: uv_handle_t.self)) { $0?.deallocate() }
     }
 
     /// What the broker queued in one pass, in order: the interest changes first (a
