@@ -93,7 +93,7 @@ extension ClusterEngine {
             server.logger.warn("cluster: no liveness refresh confirmed by the deadline; closed the connections holding locks or instance channels",
                                ["connections": told, "timeout_ms": settings.nodeTimeoutMs])
         }
-        if isReady, incarnation.isRegistered { _ = mustHold([]) }
+        // Cluster commands are held by `send` from now on (`mustHold`), until a refresh says.
     }
 
     /// A loop held client lines for a doubt (`Worker.Message.probeLiveness`): settles it.

@@ -600,6 +600,11 @@ final class ClusterEngine {
     private func lost(_ reason: String) {
         server.shared.withLock { broker in broker.abandonResume() }
         incarnation.linkLost()
+        // An acknowledgement counts versions of the data set it was held on: after a failover
+        // the new primary's versions may have gone back, and a late one would tell the other
+        // nodes this node applied versions it has not seen (their barriers would release too
+        // early). Getting ready again acknowledges what the new snapshots hold.
+        heldAcknowledgement = nil
         publishLiveness()
         let held = incarnation.takeHeld()
         if !held.isEmpty { refuseWhileDown(held) }
