@@ -290,14 +290,24 @@ public final class Broker {
         close(session, now: session.lastHeard)
     }
 
-    /// Ends every subscription of a connection: each stops receiving and gives back what it
-    /// was charged at once; leaving the index (the costly part: tries, the directory, cluster
-    /// interest) is teardown in slices (`Broker+Teardown`, `deferUnindexing`).
+    /// Ends every subscription of a connection: each stops receiving at once, and what they
+    /// were charged is given back in one step (the connection's `args` bytes and its user's
+    /// count); leaving the index (the costly part: tries, the directory, cluster interest) is
+    /// teardown in slices (`Broker+Teardown`, `deferUnindexing`).
+    ///
+    /// One pass over the subscriptions, not four: with 1,000,000 of them (issue 32 at 10×)
+    /// each pass touching every object cost 60–160 ms (a cache miss each), and listing them,
+    /// releasing their charges one by one and copying the list for the queue took 510 ms
+    /// inline together.
     func removeAllSubscriptions(of session: Session) {
-        let all = session.subscriptions.values
+        guard !session.subscriptions.isEmpty else { return }
+        let all = session.subscriptions.retireAll()
         session.subscriptions.removeAll()
-        guard !all.isEmpty else { return }
-        for subscription in all { releaseCharges(of: subscription) }
+        chargeArgs(-session.argsBytes, to: session)
+        if let account = session.account {
+            account.subscriptions -= all.count
+            dropIfEmpty(account)
+        }
         deferUnindexing(all, of: session)
     }
 

@@ -69,7 +69,7 @@ extension Broker {
 
     /// Queues ended subscriptions of `session` (already inactive and given back) to leave the
     /// index, the first `inlineUnindexing` now.
-    func deferUnindexing(_ subscriptions: [Subscription], of session: Session) {
+    func deferUnindexing(_ subscriptions: [Subscription?], of session: Session) {
         deferredUnindexing.append(DeferredUnindexing(session: session, subscriptions: subscriptions))
         continueUnindexing(budget: Broker.inlineUnindexing)
     }
@@ -253,9 +253,9 @@ final class DeferredUnindexing {
     private var subscriptions: [Subscription?]
     private var next = 0
 
-    init(session: Session, subscriptions: [Subscription]) {
+    init(session: Session, subscriptions: [Subscription?]) {
         self.session = session
-        self.subscriptions = subscriptions.map { Optional($0) }
+        self.subscriptions = subscriptions
     }
 
     /// Whether every subscription was handed out.

@@ -64,6 +64,19 @@ struct SessionSubscriptions {
     /// Every subscription, in no particular order.
     var values: [Subscription] { members.compactMap(\.subscription) }
 
+    /// Marks every subscription inactive (it receives nothing more) and lists them, in one
+    /// pass, as the teardown queue takes them (`DeferredUnindexing`).
+    func retireAll() -> [Subscription?] {
+        var all: [Subscription?] = []
+        all.reserveCapacity(members.count)
+        for member in members {
+            guard case .held(let subscription) = member else { continue }
+            subscription.isActive = false
+            all.append(subscription)
+        }
+        return all
+    }
+
     /// Forgets every subscription.
     mutating func removeAll() {
         members.removeAll()
