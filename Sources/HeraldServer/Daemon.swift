@@ -1,3 +1,4 @@
+import CLibUV
 import HeraldTLS
 #if canImport(Glibc)
 import Glibc
@@ -59,6 +60,9 @@ public enum Daemon {
             return 0
         }
         prepareSignals()
+        // Before the state is read: recovery and teardown free millions of small blocks
+        // (CLibUV/shim.h says why fastbins stall the loop).
+        _ = herald_disable_malloc_fastbins()
         let logger = Logger(component: "heraldd", level: config.logLevel)
         var recovered: RecoveredState?
         if let directory = config.dataDir {
