@@ -106,6 +106,13 @@ public final class RequestScanner {
         self.line = input
     }
 
+    /// A copy of the last scanned line (empty before any): kept by a request that must run
+    /// again later (a cluster `lease` call), as the line's own buffer is the reader's.
+    public var lineCopy: [UInt8] {
+        guard let line else { return [] }
+        return Array(UnsafeRawBufferPointer(start: line.base, count: line.count))
+    }
+
     /// The span of `field` in the last scanned line, or nil when the line lacks it.
     ///
     /// Unlike the typed accessors this reports a JSON `null` as a value of kind `.null`,

@@ -98,7 +98,7 @@ extension Broker {
         // A `user` no one is configured as: a wrong token, counted against the address.
         let nameKnown = userName == nil || named != nil
         if nameKnown, let user = config.auth.user(for: token, accepted: known, among: named) {
-            return admit(user, token: token, for: session, now: now) ? .proceed : .answered
+            return admit(user, token: token, for: session, greeting: scanGreeting(), now: now) ? .proceed : .answered
         }
         guard slow, nameKnown else {
             reject(session, key: key, now: now)
@@ -173,7 +173,11 @@ extension Broker {
     /// A token accepted for `user`: charged to the user's account (or refused with `limit`
     /// past its `connections`), then the session takes the user.
     /// - Returns: false when the connection was refused and is closing.
-    func admit(_ user: AuthUser, token: [UInt8], for session: Session, now: Int) -> Bool {
+    /// In cluster mode a connection past this node's grant of the user's `connections` parks
+    /// behind a `lease` call first (false: answered when it is back, with `greeting`).
+    func admit(_ user: AuthUser, token: [UInt8], for session: Session, greeting: @autoclosure () -> Greeting,
+               now: Int) -> Bool {
+        guard leaseConnection(of: session, to: user, token: token, greeting: greeting(), now: now) else { return false }
         guard chargeConnection(of: session, to: user) else {
             fail(session, HeraldError(.limit, "user \"" + user.name + "\" has its limit of "
                 + String(user.limits.connections) + " connections; closing"), now: now)
@@ -186,6 +190,27 @@ extension Broker {
         adopt(user, token: token, for: session)
         if wasAuthenticated { endForbiddenSubscriptions(of: session) }
         return true
+    }
+
+    /// In cluster mode, a grant of one more of `user`'s connections for this node, unless
+    /// it holds one, or the user's own limit refuses it here anyway (`chargeConnection`).
+    /// - Returns: false when the `hello` was parked behind a `lease` call, or refused with
+    ///   `limit` and is closing (the cluster has none left).
+    private func leaseConnection(of session: Session, to user: AuthUser, token: [UInt8],
+                                 greeting: @autoclosure () -> Greeting, now: Int) -> Bool {
+        if let account = session.account, account.name == user.name { return true }
+        let used = accounts[user.name]?.connections ?? 0
+        guard used < user.limits.connections else { return true }
+        do throws(HeraldError) {
+            return try leaseOne(.connections, used: used, limit: user.limits.connections, user: user.name, for: session,
+                                retry: { .hello(user: user.name, token: token, greeting: greeting()) })
+        } catch {
+            fail(session, HeraldError(.limit, error.message + "; closing"), now: now)
+            close(session, now: now)
+            auth.log(AuthEvent(.userConnectionLimit(user: user.name, limit: user.limits.connections),
+                               client: clientName(session), peer: peerName(session)))
+            return false
+        }
     }
 
     /// A wrong token: counted against `key` (which may block it), answered `forbidden` and

@@ -65,7 +65,7 @@ extension Broker {
             if user.credential.isSlow {
                 auth.verifiedTokens.remember(pending.fingerprint, accepted: user.credential)
             }
-            guard isOpen, admit(user, token: pending.token, for: session, now: now) else { return }
+            guard isOpen, admit(user, token: pending.token, for: session, greeting: pending.greeting, now: now) else { return }
             finishGreeting(session, pending.greeting, now: now)
         }
     }

@@ -52,5 +52,7 @@ extension Broker {
     /// from now on carry it.
     public func startClusterIncarnation(index: Int) {
         cluster?.nodeIndex = index
+        // The new index holds no grant of any user's limits; the reaper gives the old one's back.
+        cluster?.leases.removeAll()
     }
 }

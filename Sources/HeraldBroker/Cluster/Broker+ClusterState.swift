@@ -160,6 +160,11 @@ extension Broker {
             if sessions[session.id] === session { write(session) { $0 += answer } }
             return session
         }
+        if let key = waiting.lease {
+            leaseAnswered(waiting, key: key, result: result, cluster)
+            flushSystemEvents()
+            return sessions[session.id] === session ? session : nil
+        }
         let buffered = waiting.subscription.map { cluster.endCatchUp($0) } ?? []
         guard sessions[session.id] === session, !session.closeAfterFlush else {
             if let name = waiting.channel {

@@ -117,6 +117,12 @@ public final class ClusterState {
             /// a pattern for a channel-wide `lock`/`unlock`, answered `{covered, [],
             /// truncated}`; then the asker's user name), as global ids.
             case locksQuery
+            /// `ClusterLeaseScripts.lease`: grants this node part of a user's cluster-wide
+            /// `user_limits` figure (arguments: node, kind, user, limit, wanted), answered
+            /// `{granted, total}`.
+            case lease
+            /// `ClusterLeaseScripts.unlease`: gives part of a grant back (fire and forget).
+            case unlease
         }
         /// The key of the waiting request (`ClusterState.waiting`).
         public let token: Int
@@ -153,6 +159,10 @@ public final class ClusterState {
         /// For an `answer` call: the answer, made when the request was handled, written
         /// when the call comes back, in its turn among the session's other answers.
         var answer: [UInt8]? = nil
+        /// For a `lease` call: the grant it asks for, and the request to run again once the
+        /// grant is known (`Broker+ClusterLeases`).
+        var lease: UserLeases.Key? = nil
+        var retry: LeaseRetry? = nil
     }
 
     /// A publisher waiting for its event's `seq`.
@@ -167,6 +177,9 @@ public final class ClusterState {
     /// when every state answer comes back in the order sent, i.e. not with
     /// `cluster.wait_replicas` (a write's answer waits for its `WAIT`, a read's does not).
     public var pipelinesStateOps = true
+
+    /// What this node was granted of its users' cluster-wide `user_limits` figures.
+    var leases = UserLeases()
 
     /// This node's index in the cluster (client ids are `index << 32 | n`): its incarnation,
     /// new when the node was declared down while it ran (`Broker.resetClusterNode`).

@@ -86,20 +86,27 @@ extension Broker {
         if account.isEmpty && accounts[account.name] === account { accounts[account.name] = nil }
     }
 
-    /// Refuses a new subscription past the user's `subscriptions`.
+    /// Refuses a new subscription past the user's `subscriptions`; in cluster mode, past
+    /// this node's grant of it, first asks Redis for more (`Broker+ClusterLeases`).
     func admitUserSubscription(named name: [UInt8], in session: Session) throws(HeraldError) {
-        guard session.subscriptions[name] == nil, let user = session.user, let account = session.account,
-              account.subscriptions >= user.limits.subscriptions else { return }
-        throw HeraldError(.limit, "user \"" + user.name + "\" holds its limit of "
-            + String(user.limits.subscriptions) + " subscriptions (user_limits.subscriptions)")
+        guard session.subscriptions[name] == nil, let user = session.user, let account = session.account else { return }
+        guard account.subscriptions < user.limits.subscriptions else {
+            throw HeraldError(.limit, "user \"" + user.name + "\" holds its limit of "
+                + String(user.limits.subscriptions) + " subscriptions (user_limits.subscriptions)")
+        }
+        try leaseOneOrPark(.subscriptions, used: account.subscriptions, limit: user.limits.subscriptions,
+                           user: user.name, for: session)
     }
 
-    /// Refuses a channel record past the user's `channels` (records it made that still exist).
+    /// Refuses a channel record past the user's `channels` (records it made that still
+    /// exist); in cluster mode, past this node's grant of it, first asks Redis for more.
     func admitUserChannel(named name: [UInt8], for session: Session) throws(HeraldError) {
-        guard channels[name] == nil, let user = session.user, let account = account(of: session),
-              account.channels >= user.limits.channels else { return }
-        throw HeraldError(.limit, "user \"" + user.name + "\" has created its limit of "
-            + String(user.limits.channels) + " channels (user_limits.channels)")
+        guard channels[name] == nil, let user = session.user, let account = account(of: session) else { return }
+        guard account.channels < user.limits.channels else {
+            throw HeraldError(.limit, "user \"" + user.name + "\" has created its limit of "
+                + String(user.limits.channels) + " channels (user_limits.channels)")
+        }
+        try leaseOneOrPark(.channels, used: account.channels, limit: user.limits.channels, user: user.name, for: session)
     }
 
     /// Charges a channel record to the user whose request made it, once.

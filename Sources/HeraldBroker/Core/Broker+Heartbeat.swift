@@ -39,6 +39,7 @@ extension Broker {
             }
         }
         enforcePendingPerUser()
+        giveBackIdleLeases(now: now)
         recountPending()
         sweepTombstones(isOverBudget: isOverBudget)
         sweepChannelRecords(isOverBudget: isOverBudget)

@@ -24,7 +24,7 @@ extension Broker {
             try perform(op, for: session, now: now)
             session.errorRun = 0
         } catch {
-            fail(session, error, now: now)
+            if !current.parkedForLease { fail(session, error, now: now) }
         }
         flushSystemEvents()
     }

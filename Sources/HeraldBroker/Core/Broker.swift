@@ -95,6 +95,9 @@ public final class Broker {
     var reservedChannelCount = 0
     /// The latest time the broker was told, for work that happens without a clock (leaving).
     var lastNow = 0
+    /// A request is being run again after its `lease` call came back (`Broker+ClusterLeases`):
+    /// a grant still too small is the cluster-wide limit, not another call.
+    var retryingLease = false
     /// Where reply tokens come from: a CSPRNG unless a test injects a seeded source.
     let randomWord: () -> UInt64
     /// The daemon's own session (`c0`, named `heraldd`), the publisher of `$sys` events.
@@ -344,6 +347,9 @@ struct RequestContext {
     var opRaw: UnsafeRawBufferPointer?
     /// The raw `rid` JSON value, when given.
     var ridRaw: UnsafeRawBufferPointer?
+    /// The request was parked behind a `lease` call (`Broker+ClusterLeases`): the error
+    /// that unwound it is not answered; the request runs again when the grant is known.
+    var parkedForLease = false
 }
 
 /// Which bound a slow consumer passed, named in its `slow_consumer` message.

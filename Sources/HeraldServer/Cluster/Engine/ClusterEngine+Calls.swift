@@ -20,6 +20,8 @@ extension ClusterEngine {
             ("linkResync", ClusterLinkScripts.resync), ("handlers", ClusterHandlerScripts.handlers),
             ("handlerSnapshot", ClusterHandlerScripts.snapshot), ("handlerResync", ClusterHandlerScripts.resync),
             ("resume", ClusterStateScripts.resume), ("instanceResync", ClusterInstanceScripts.resync),
+            ("lease", ClusterLeaseScripts.lease), ("unlease", ClusterLeaseScripts.unlease),
+            ("leaseResync", ClusterLeaseScripts.resync),
         ]
     }
 

@@ -88,6 +88,7 @@ extension ClusterEngine {
             releaseHeld()
             retryUndeclares()
             for table in mirroredTables { table.resync() }
+            resyncLeases()
             if incarnation.announcesOnReady {
                 incarnation.announcesOnReady = false
                 announceUp()
@@ -99,5 +100,12 @@ extension ClusterEngine {
             commands.flush()
             server.logger.info("cluster: registered again after Redis came back", ["tables": mirroredTables.count])
         }
+    }
+
+    /// Makes Redis's record of this node's grants of per-user limits exactly what it holds
+    /// (`ClusterLeaseScripts.resync`), before any new `lease` call goes out.
+    func resyncLeases() {
+        let grants = server.shared.withLock { broker in broker.clusterLeaseGrants() }
+        commands.send(scriptCall("leaseResync") + [Array(String(nodeIndex).utf8)] + grants) { _ in }
     }
 }

@@ -7,15 +7,15 @@ enum ClusterNodeScripts {
     /// entry leaves `{p}nodes` and joins `{p}dead` (so a node reaped during a partition
     /// learns it when it reconnects), its interest set and its queue-group member counts go
     /// (a group hash with only `rr` left goes too), its connections' locks go, its instance
-    /// channels are handed to `ClusterInstanceScripts.reapInstances`, its links and signal
-    /// handlers go, and `dNODE V` is announced on the
+    /// channels are handed to `ClusterInstanceScripts.reapInstances`, its links, signal
+    /// handlers and grants of per-user limits go, and `dNODE V` is announced on the
     /// interest channel at a new interest version. Returns `{{index, name, reason, …}, {stale…}}`,
     /// `reason` being `left` when the node left cleanly (`{p}left:INDEX`), else `timeout`;
     /// `stale` lists the live nodes whose liveness key has less than `ARGV[3]` ms left (not
     /// refreshed for two periods: a held answer does not wait for them).
     /// Its cost is the number of registered nodes plus the dead node's interest entries.
     static let reap = "local p, me = ARGV[1], ARGV[2]\n" + ClusterInstanceScripts.reapNode + ClusterLinkScripts.reapNode
-        + ClusterHandlerScripts.reapNode + """
+        + ClusterHandlerScripts.reapNode + ClusterLeaseScripts.reapNode + """
     local out, stale = {}, {}
     local fresh = tonumber(ARGV[3]) or 0
     local nodes = redis.call('HGETALL', p .. 'nodes')
@@ -40,6 +40,7 @@ enum ClusterNodeScripts {
         reapInstancesOf(node)
         reapLinksOf(node)
         reapHandlersOf(node)
+        reapLeasesOf(node)
         local reason = 'timeout'
         if redis.call('DEL', p .. 'left:' .. node) == 1 then reason = 'left' end
         local v = redis.call('INCR', p .. 'iv')
