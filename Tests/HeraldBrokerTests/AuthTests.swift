@@ -26,6 +26,7 @@ extension BrokerHarness {
     func connect(token: String) -> Session {
         let session = connect()
         send(session, #"{"op":"hello","token":"\#(token)"}"#)
+        grantLeases()
         _ = frames(session)
         return session
     }

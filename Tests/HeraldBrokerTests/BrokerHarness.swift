@@ -65,7 +65,10 @@ final class BrokerHarness {
     /// Subscribes and checks the ok.
     @discardableResult
     func subscribe(_ session: Session, _ fields: String) -> [String: Any] {
-        request(session, #"{"op":"sub",\#(fields)}"#)
+        send(session, #"{"op":"sub",\#(fields)}"#)
+        grantLeases()
+        let answer = frames(session)
+        return answer.count == 1 ? answer[0] : ["frames": answer]
     }
 }
 
