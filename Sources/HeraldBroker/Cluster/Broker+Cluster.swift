@@ -11,7 +11,9 @@ extension Broker {
         let channel = try publishChannel(for: session)
         let data = scanner.raw(.data).map { Array($0) }
         let receipt = current.ridRaw.map { cluster.newReceipt(session, rid: Array($0)) } ?? 0
-        cluster.enqueue(ClusterState.Event(channel: channel.name, from: session.id, data: data, receipt: receipt))
+        var event = ClusterState.Event(channel: channel.name, from: session.id, data: data, receipt: receipt)
+        if session.hasUser { event.user = session.user?.name }
+        cluster.enqueue(event)
     }
 
     /// Redis gave a receipted event its `seq`: answers the publisher. In cluster mode

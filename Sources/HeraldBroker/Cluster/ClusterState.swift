@@ -36,6 +36,9 @@ public final class ClusterState {
         /// For a signal offer: its signal id and attempt, so the sender's node hears when no
         /// node took the message (the handler's node is gone: it counts as `pass`).
         public var offer: OfferRef? = nil
+        /// With auth, the publishing user's name: the user a new history stream of the
+        /// channel is charged to (`user_limits.history_bytes`, docs/cluster.md).
+        public var user: String? = nil
     }
 
     /// Names one offer of a signal (`ClusterSignalMessage.offer`).

@@ -22,6 +22,7 @@ extension ClusterEngine {
             ("resume", ClusterStateScripts.resume), ("instanceResync", ClusterInstanceScripts.resync),
             ("lease", ClusterLeaseScripts.lease), ("unlease", ClusterLeaseScripts.unlease),
             ("leaseResync", ClusterLeaseScripts.resync),
+            ("collect", ClusterCollectScripts.collect), ("forget", ClusterCollectScripts.forget),
         ]
     }
 
@@ -96,7 +97,7 @@ extension ClusterEngine {
         var reply = answer
         if call.script == .state {
             reply = Self.stateReply(answer)
-            countStateHistory(reply)
+            countStateHistory(reply, channel: call.channel)
         }
         let result = call.script == .catchUp ? Self.catchUpValue(reply) : Self.value(reply)
         let session = server.shared.withLock { broker in broker.clusterCallAnswered(token: call.token, result: result) }

@@ -6,9 +6,16 @@ import HeraldBroker
 /// `ClusterScriptParameters.settleBytes`, which evicts the oldest runs while the data set is
 /// over `history_bytes`. So the cap holds to within that many bytes per node.
 extension ClusterEngine {
-    /// Counts `bytes` of history this node just kept.
-    func addHistoryBytes(_ bytes: Int) {
+    /// Channels one `settle` call lists at most: with every one new to history, the users
+    /// it charges pass their limits by at most this many streams' overhead, which the call
+    /// then evicts (bounded work inside Redis per call).
+    static let settleChannelsMax = 256
+
+    /// Counts `bytes` of history this node just kept on `channel`; with `user` (auth on),
+    /// lists the channel for that user's charge at the next `settle`.
+    func addHistoryBytes(_ bytes: Int, channel: [UInt8], user: String?) {
         unsettledHistoryBytes += bytes
+        if let user, unsettledHistoryChannels[channel] == nil { unsettledHistoryChannels[channel] = user }
     }
 
     /// A `state` script's success comes as one string, `REV SEQ INDEX KEPT` (an array reply
@@ -22,22 +29,47 @@ extension ClusterEngine {
     }
 
     /// A `state` reply's fifth element is the history bytes its event kept.
-    func countStateHistory(_ reply: RedisReply) {
-        guard let parts = reply.elements, parts.count == 5, parts[0].integer == 0, let bytes = parts[4].integer else { return }
-        addHistoryBytes(bytes)
+    /// (State events are charged to the channel's user once one published on it: the call
+    /// does not carry the writer's name; what a user writes is bounded by `retained_bytes`.)
+    func countStateHistory(_ reply: RedisReply, channel: [UInt8]?) {
+        guard let parts = reply.elements, parts.count == 5, parts[0].integer == 0, let bytes = parts[4].integer,
+              bytes > 0, let channel else { return }
+        addHistoryBytes(bytes, channel: channel, user: nil)
         settleHistoryIfDue()
     }
 
-    /// Calls `settle` once the bytes not yet told reach the step (fire and forget: a failed
-    /// call loses the count of those bytes, which history then holds past the cap until they
-    /// are trimmed or evicted, and counted off then).
-    func settleHistoryIfDue() {
-        guard unsettledHistoryBytes >= scriptParameters.settleBytes, let sha = scripts["settle"] else { return }
+    /// Calls `settle` once the bytes not yet told reach the step, or the channels listed
+    /// reach `settleChannelsMax`, or (`force`, once a period) anything is untold (fire and
+    /// forget: a failed call loses the count of those bytes, which history then holds past
+    /// the cap until they are trimmed or evicted, and counted off then; its channels are
+    /// charged at their next settle).
+    func settleHistoryIfDue(force: Bool = false) {
+        let due = unsettledHistoryBytes >= scriptParameters.settleBytes
+            || unsettledHistoryChannels.count >= Self.settleChannelsMax
+            || (force && (unsettledHistoryBytes > 0 || !unsettledHistoryChannels.isEmpty))
+        guard due, let sha = scripts["settle"] else { return }
         let bytes = unsettledHistoryBytes
         unsettledHistoryBytes = 0
-        commands.send([Array("EVALSHA".utf8), sha, Array("0".utf8), Array(String(bytes).utf8)]) { [unowned self] reply in
+        let channels = unsettledHistoryChannels
+        unsettledHistoryChannels = [:]
+        var byUser: [String: [[UInt8]]] = [:]
+        for (channel, user) in channels { byUser[user, default: []].append(channel) }
+        var arguments: [[UInt8]] = [Array("EVALSHA".utf8), sha, Array("0".utf8), Array(String(bytes).utf8)]
+        arguments.reserveCapacity(arguments.count + 3 * byUser.count + channels.count)
+        for (user, list) in byUser {
+            let limit = historyLimit(of: user)
+            arguments += [Array(user.utf8), Array(String(limit).utf8), Array(String(list.count).utf8)]
+            arguments += list
+        }
+        commands.send(arguments) { [unowned self] reply in
             if let failure = reply.failure, failure.hasPrefix("NOSCRIPT") { loadScripts() }
         }
+    }
+
+    /// The configured `user_limits.history_bytes` of `user` (0: not a configured user,
+    /// nothing is evicted for it).
+    private func historyLimit(of user: String) -> Int {
+        server.config.authUsers.first { $0.name == user }?.limits.historyBytes ?? 0
     }
 
     /// Loads the data-path scripts again when the limits they hold changed (SIGHUP), and

@@ -44,6 +44,9 @@ final class ClusterEngine {
     var scriptParameters: ClusterScriptParameters
     /// History bytes this node added and has not told Redis yet (`ClusterEngine+History`).
     var unsettledHistoryBytes = 0
+    /// The channels this node kept history on since it last called `settle`, each with the
+    /// user whose publish did (auth on only), for the per-user charge (`ClusterEngine+History`).
+    var unsettledHistoryChannels: [[UInt8]: String] = [:]
     /// A reload of the data-path scripts under way (the configuration changed).
     var isReloadingScripts = false
     /// Where the engine is on its way to readiness (`ClusterLifecycle`): its tables are the
@@ -282,7 +285,10 @@ final class ClusterEngine {
             arguments.append(first.event.channel)
             arguments.append(Array(String(run.members.count).utf8))
             arguments.append(ClusterRecord.encodeTargets(first.nodes, groups: first.groups, kept: first.event.keepsHistory))
-            if first.event.keepsHistory && keepsHistory { addHistoryBytes(run.records.count + 40 * run.members.count) }
+            if first.event.keepsHistory && keepsHistory {
+                addHistoryBytes(run.records.count + 40 * run.members.count, channel: first.event.channel,
+                                user: run.members.lazy.compactMap { events[$0].event.user }.first)
+            }
             arguments.append(run.records)
         }
         let members = runs.map(\.members)
@@ -633,6 +639,8 @@ final class ClusterEngine {
         if livenessLink.isConnected && !dropIfStalled() { refreshLiveness() }
         if isReady {
             reloadScriptsIfChanged()
+            settleHistoryIfDue(force: true)
+            collectIdleChannels()
             if uv_hrtime() >= reapAfter { reap() }
             reapInstances()
         } else {

@@ -46,7 +46,11 @@ enum ClusterHistoryScripts {
           if not added then
             -- No stream: a channel new to history, or one whose runs were all evicted.
             added = redis.pcall('XADD', hk, id, 'r', \(msg))
-            if type(added) ~= 'table' then redis.call('ZADD', HI, redis.call('INCR', HS), \(ch)) end
+            if type(added) ~= 'table' then
+              redis.call('ZADD', HI, redis.call('INCR', HS), \(ch))
+              -- A new stream's own memory counts against history_bytes (`streamOverheadBytes`).
+              redis.call('INCRBY', HB, OVER)
+            end
           elseif type(added) ~= 'table' then
             -- (An error: an id at or below the stream's last, a data set restored from an
             -- older copy; the run is not kept, as with history 0.)
@@ -55,15 +59,18 @@ enum ClusterHistoryScripts {
               local note = f('%d-%d', \(last), \(cum) - \(bytes))
               local slot = 't' .. (step % RING)
               local old = redis.call('HGET', \(mk), 't' .. ((step + 1) % RING))
-              local before, base = 0, 0
+              local before, base, st = 0, 0, nil
               if old then
                 before = tonumber(string.match(old, '%-(%d+)$')) or 0
-                base = tonumber(redis.call('HGET', \(mk), 'tb') or '0')
+                st = redis.call('HMGET', \(mk), 'tb', 'hc', 'hu')
+                base = tonumber(st[1] or '0')
               end
               if before > base then
                 redis.call('XTRIM', hk, 'MINID', old)
                 redis.call('HSET', \(mk), slot, note, 'tb', f('%d', before))
                 redis.call('DECRBY', HB, f('%d', before - base))
+                -- The user charged for the channel's history is credited what left it.
+                if st[2] and st[3] then redis.call('HINCRBY', p .. 'uh', st[3], f('%d', base - before)) end
               else
                 redis.call('HSET', \(mk), slot, note)
               end
@@ -74,37 +81,131 @@ enum ClusterHistoryScripts {
         """
     }
 
-    /// The data set's history bytes: ARGV = the bytes this node kept since it last called.
-    /// Adds them to `{p}hb`; then, while that is above `history_bytes`, the channel ranked
-    /// first in `{p}hi` loses its oldest run (its bytes: the run's cumulative total less the
-    /// channel's `tb`) and goes to the back of the ranking, or leaves it with its last run.
-    /// Channels so take turns, each losing its oldest run, in the order they came into
-    /// history. Returns the bytes now counted.
+    /// Bytes charged for each history stream beyond what its runs count: Redis 7 gives a
+    /// new stream's first listpack `stream-node-max-bytes` (4,096 by default) at once, and
+    /// its key, its rank entries and its channel hash's fields take about 256 more
+    /// (measured: 2,000 streams of one 250-byte run took 4,349 B each). Counted in `{p}hb`
+    /// and in the charged user's `{p}uh` while the stream exists, so `history_bytes` bounds
+    /// what history really takes in Redis, not a fraction of it.
+    static let streamOverheadBytes = 4_352
+
+    /// The data set's history bytes and the users charged for them: ARGV = the bytes this
+    /// node kept since it last called, then groups `USER LIMIT COUNT CH…` (auth on only):
+    /// the channels it kept history on, by the user whose publish did.
+    ///
+    /// Per channel holding history, the user charged (`hu` in its hash, the first user
+    /// listed for it, kept while its stream exists) is charged what the channel kept since
+    /// the last charge (`cb` less `hc`, the mark of what was charged; the first time, what it
+    /// holds, `cb - tb`, and the stream's overhead, which `{p}hb` counted when `keep` made
+    /// the stream). Trims and
+    /// evictions credit the user what they take, so the user's `{p}uh` is the sum over its
+    /// channels of `hc - tb` plus the overheads, exact once every node has settled. Each
+    /// user charged here whose total passes its `history_bytes` (`{p}uhl`, as the node
+    /// last said) loses runs, oldest first, from its channels in turn (`{p}ui:USER`, ranked
+    /// as `{p}hi` is); then, while the data set is over `history_bytes`, the channel ranked
+    /// first in `{p}hi` loses its oldest run and goes to the back of the ranking, or leaves
+    /// it with its last run. Returns the bytes now counted.
     static func settle(_ parameters: ClusterScriptParameters) -> String {
         parameters.prelude + #"""
+        local UH, UHL, UI = \#(parameters.key("uh")), \#(parameters.key("uhl")), \#(parameters.key("ui:"))
         local total = redis.call('INCRBY', HB, ARGV[1])
-        while total > HBYTES do
-          local ch = redis.call('ZRANGE', HI, 0, 0)[1]
-          if ch == nil then break end
+        -- (A data set from before streams were counted with their overhead gives it back
+        -- when they go: never below zero.)
+        if total < 0 then
+          redis.call('SET', HB, '0')
+          total = 0
+        end
+        local charged, users = {}, {}
+        local i = 2
+        while i + 2 <= #ARGV do
+          local user, limit, count = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]) or 0
+          i = i + 3
+          if user ~= '' then redis.call('HSET', UHL, user, limit) end
+          for j = i, math.min(i + count - 1, #ARGV) do
+            local ch = ARGV[j]
+            local mk = M .. ch
+            local st = redis.call('HMGET', mk, 'cb', 'tb', 'hc', 'hu')
+            local cb, tb = tonumber(st[1] or '0'), tonumber(st[2] or '0')
+            if cb > tb then
+              local hu, charge = st[4], 0
+              if not st[3] then
+                if not hu then hu = user end
+                charge = cb - tb + OVER
+                if hu then
+                  redis.call('HSET', mk, 'hc', f('%d', cb), 'hu', hu)
+                  redis.call('ZADD', UI .. hu, redis.call('INCR', HS), ch)
+                else
+                  redis.call('HSET', mk, 'hc', f('%d', cb))
+                end
+              else
+                charge = cb - tonumber(st[3])
+                if charge ~= 0 then redis.call('HSET', mk, 'hc', f('%d', cb)) end
+              end
+              if hu and charge ~= 0 then
+                redis.call('HINCRBY', UH, hu, f('%d', charge))
+                if not charged[hu] then
+                  charged[hu] = true
+                  users[#users + 1] = hu
+                end
+              end
+            end
+          end
+          i = i + count
+        end
+        -- The oldest run of `ch` leaves its history; its bytes are credited to the data set
+        -- and to the user charged, and a stream left empty goes with its overhead (and out
+        -- of `owner`'s ranking, which listed it, whatever its hash still says).
+        local function evictOldest(ch, owner)
           local hk, mk = H .. ch, M .. ch
           local oldest = redis.call('XRANGE', hk, '-', '+', 'COUNT', 1)[1]
-          if oldest == nil then
-            redis.call('ZREM', HI, ch)
-          else
+          local st = redis.call('HMGET', mk, 'tb', 'hc', 'hu')
+          local hu = st[3]
+          if oldest then
             redis.call('XDEL', hk, oldest[1])
             local upto = tonumber(string.match(oldest[1], '%-(%d+)$')) or 0
-            local base = tonumber(redis.call('HGET', mk, 'tb') or '0')
+            local base = tonumber(st[1] or '0')
             if upto > base then
               redis.call('HSET', mk, 'tb', f('%d', upto))
               total = redis.call('DECRBY', HB, f('%d', upto - base))
-            end
-            if redis.call('XLEN', hk) == 0 then
-              redis.call('DEL', hk)
-              redis.call('ZREM', HI, ch)
-            else
-              redis.call('ZADD', HI, redis.call('INCR', HS), ch)
+              if st[2] and hu then redis.call('HINCRBY', UH, hu, f('%d', base - upto)) end
+              st[1] = f('%d', upto)
             end
           end
+          if oldest and redis.call('XLEN', hk) > 0 then
+            local rank = redis.call('INCR', HS)
+            redis.call('ZADD', HI, rank, ch)
+            if st[2] and hu then redis.call('ZADD', UI .. hu, rank, ch) end
+            return
+          end
+          redis.call('DEL', hk)
+          redis.call('ZREM', HI, ch)
+          if owner and owner ~= hu then redis.call('ZREM', UI .. owner, ch) end
+          if oldest then total = redis.call('DECRBY', HB, OVER) end
+          if st[2] then
+            if hu then
+              local left = tonumber(st[2]) - tonumber(st[1] or '0') + OVER
+              redis.call('HINCRBY', UH, hu, f('%d', -left))
+              redis.call('ZREM', UI .. hu, ch)
+            end
+            redis.call('HDEL', mk, 'hc', 'hu')
+          end
+        end
+        for _, hu in ipairs(users) do
+          local limit = tonumber(redis.call('HGET', UHL, hu) or '0') or 0
+          if limit > 0 then
+            local guard = 0
+            while tonumber(redis.call('HGET', UH, hu) or '0') > limit and guard < 100000 do
+              local ch = redis.call('ZRANGE', UI .. hu, 0, 0)[1]
+              if ch == nil then break end
+              evictOldest(ch, hu)
+              guard = guard + 1
+            end
+          end
+        end
+        while total > HBYTES do
+          local ch = redis.call('ZRANGE', HI, 0, 0)[1]
+          if ch == nil then break end
+          evictOldest(ch, nil)
         end
         return total
         """#

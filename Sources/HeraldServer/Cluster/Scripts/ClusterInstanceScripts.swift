@@ -12,7 +12,7 @@ enum ClusterInstanceScripts {
     static let clear = """
     local function clear(ch)
       local meta = p .. 'm:' .. ch
-      local st = redis.call('HMGET', meta, 'k', 'c', 'u', 'cb', 'tb')
+      local st = redis.call('HMGET', meta, 'k', 'c', 'u', 'cb', 'tb', 'hc', 'hu')
       if st[1] == 'v' or st[1] == 'l' then
         local bytes = #ch + tonumber(st[2] or '0')
         redis.call('DECRBY', p .. 'rb', bytes)
@@ -20,6 +20,14 @@ enum ClusterInstanceScripts {
       end
       redis.call('ZREM', p .. 'sk', ch)
       local hb = tonumber(st[4] or '0') - tonumber(st[5] or '0')
+      -- A stream's own memory was counted when it was made (ClusterHistoryScripts); what
+      -- the user charged for it was charged (`settle`) goes from the user's count.
+      if redis.call('EXISTS', p .. 'h:' .. ch) == 1 then hb = hb + \(ClusterHistoryScripts.streamOverheadBytes) end
+      if st[6] and st[7] then
+        local left = tonumber(st[6]) - tonumber(st[5] or '0') + \(ClusterHistoryScripts.streamOverheadBytes)
+        redis.call('HINCRBY', p .. 'uh', st[7], -left)
+        redis.call('ZREM', p .. 'ui:' .. st[7], ch)
+      end
       if hb > 0 then redis.call('DECRBY', p .. 'hb', hb) end
       redis.call('ZREM', p .. 'hi', ch)
       redis.call('UNLINK', meta, p .. 'l:' .. ch, p .. 'h:' .. ch)

@@ -54,6 +54,7 @@ struct ClusterScriptParameters: Equatable {
         local M, H, HI, HS, HB, N, L = \(key("m:")), \(key("h:")), \(key("hi")), \(key("hs")), \(key("hb")), \(key("n:")), \(key("l:"))
         local HIST, STEP, RING, HBYTES = \(history), \(trimStep), \(trimRing), \(historyBytes)
         local MAXVALUE, MAXLEN, MAXRET = \(maxValueBytes), \(maxListLength), \(maxRetainedBytes)
+        local OVER = \(ClusterHistoryScripts.streamOverheadBytes)
         local f = string.format
 
         """
