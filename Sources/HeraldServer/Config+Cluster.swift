@@ -2,13 +2,13 @@ import Foundation
 
 /// Reads the `cluster` section (`ClusterSettings`): `node` and exactly one of `redis` and
 /// `sentinel` required; `key_prefix`, `node_timeout_ms`, `wait_replicas`, `wait_timeout_ms`,
-/// `max_outstanding_ops`, `max_outstanding_bytes` and the Redis credentials optional. A bad
+/// `max_outstanding_ops`, `max_outstanding_bytes`, `collect_keys` and the Redis credentials optional. A bad
 /// or unknown key names its place (`cluster.nod`).
 extension ConfigFileReader {
     private static let clusterKeys: Set<String> = ["redis", "sentinel", "node", "key_prefix", "node_timeout_ms",
                                                    "wait_replicas", "wait_timeout_ms", "max_outstanding_ops",
                                                    "max_outstanding_bytes", "redis_user", "redis_password",
-                                                   "redis_password_file", "redis_password_env"]
+                                                   "redis_password_file", "redis_password_env", "collect_keys"]
     private static let sentinelKeys: Set<String> = ["master", "addresses", "user", "password", "password_file",
                                                     "password_env"]
 
@@ -63,6 +63,8 @@ extension ConfigFileReader {
         settings.maxOutstandingBytes = try Self.integer(section, "max_outstanding_bytes", at: place,
                                                         in: ClusterSettings.maxOutstandingBytesRange)
             ?? ClusterSettings.defaultMaxOutstandingBytes
+        settings.collectKeys = try Self.integer(section, "collect_keys", at: place, in: ClusterSettings.collectKeysRange)
+            ?? ClusterSettings.defaultCollectKeys
         return settings
     }
 

@@ -313,6 +313,16 @@ private func errorMessage(_ text: String) -> String? {
         }
     }
 
+    /// Issue 32: the idle record collection's step, 0 for off.
+    @Test func collectKeysDefaultsTo5000AndZeroTurnsItOff() throws {
+        #expect(try decode(#"{ cluster: { redis: "redis://h", node: "a" } }"#).cluster?.collectKeys == 5_000)
+        #expect(try decode(#"{ cluster: { redis: "redis://h", node: "a", collect_keys: 0 } }"#).cluster?.collectKeys == 0)
+        for bad in ["-1", "1000001", "\"5000\""] {
+            #expect(problem(#"{ cluster: { redis: "redis://h", node: "a", collect_keys: \#(bad) } }"#)
+                .contains("cluster.collect_keys"), "\(bad)")
+        }
+    }
+
     @Test func badSectionsNameTheirPlace() {
         #expect(problem(#"{ cluster: { redis: "redis://h:1" } }"#).contains("cluster.node"))
         #expect(problem(#"{ cluster: { node: "a" } }"#).contains("cluster.redis"))

@@ -41,6 +41,9 @@ public struct ClusterSettings: Equatable, Sendable {
     /// The same bound in bytes of those commands (and of events queued for them); with
     /// `maxOutstandingOps`, it bounds how long anything waits behind a flood on the link.
     public var maxOutstandingBytes = ClusterSettings.defaultMaxOutstandingBytes
+    /// How many Redis keys one step of the idle channel record collection looks at
+    /// (`ClusterEngine+Collection`); 0 turns the collection off.
+    public var collectKeys = ClusterSettings.defaultCollectKeys
 
     /// The default `node_timeout_ms`.
     public static let defaultNodeTimeoutMs = 5_000
@@ -55,6 +58,11 @@ public struct ClusterSettings: Equatable, Sendable {
     public static let defaultMaxOutstandingBytes = 8 * 1_048_576
     /// The accepted range of `max_outstanding_bytes` (64 KiB to 1 GiB).
     public static let maxOutstandingBytesRange = 65_536...1_073_741_824
+
+    /// The default `collect_keys`.
+    public static let defaultCollectKeys = 5_000
+    /// The accepted range of `collect_keys`.
+    public static let collectKeysRange = 0...1_000_000
 
     /// The default `wait_timeout_ms`.
     public static let defaultWaitTimeoutMs = 1_000

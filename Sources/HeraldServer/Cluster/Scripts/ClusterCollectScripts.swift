@@ -10,16 +10,18 @@
 /// also leaves out every channel some node's interest covers (its interest table mirrors
 /// every node's), then `forget` deletes what still holds nothing with the same `seq`.
 enum ClusterCollectScripts {
-    /// One step of the collection: ARGV = prefix, period (ms), keys to look at. Only one
-    /// node a period does it (`{p}gcl`, set for the period); the `SCAN` cursor is kept in
-    /// `{p}gcc`, so the nodes walk the key space together, a bounded step each period.
-    /// Returns `{CH, SEQ, CH, SEQ, …}` for the records that hold nothing (none when another
-    /// node had the period).
+    /// One step of the collection: ARGV = prefix, period (ms), keys to look at, rest (ms).
+    /// Only one node a period does it (`{p}gcl`, set for the period; for the rest when the
+    /// step found less than a tenth of what it looked at to collect, so a quiet data set
+    /// costs a step per rest, whatever the number of nodes); the `SCAN` cursor is kept in
+    /// `{p}gcc`, so the nodes walk the key space together, a bounded step at a time.
+    /// Returns `{1, CH, SEQ, CH, SEQ, …}` for the records that hold nothing, or `{0}` when
+    /// the step was not this node's.
     static let collect = """
     local p = ARGV[1]
-    if not redis.call('SET', p .. 'gcl', '1', 'NX', 'PX', ARGV[2]) then return {} end
+    if not redis.call('SET', p .. 'gcl', '1', 'NX', 'PX', ARGV[2]) then return {0} end
     local cursor = redis.call('GET', p .. 'gcc') or '0'
-    local budget, seen, out = tonumber(ARGV[3]) or 1000, 0, {}
+    local budget, seen, out = tonumber(ARGV[3]) or 1000, 0, {1}
     local stem = p .. 'm:'
     repeat
       local page = redis.call('SCAN', cursor, 'MATCH', stem .. '*', 'COUNT', 500)
@@ -36,6 +38,7 @@ enum ClusterCollectScripts {
       seen = seen + 500
     until cursor == '0' or seen >= budget
     redis.call('SET', p .. 'gcc', cursor)
+    if (#out - 1) / 2 * 10 < seen then redis.call('PEXPIRE', p .. 'gcl', ARGV[4]) end
     return out
     """
 
