@@ -24,4 +24,17 @@ static inline int herald_set_thread_niceness(int niceness) {
 static inline int herald_disable_malloc_fastbins(void) {
     return mallopt(M_MXFAST, 0);
 }
+/// The bytes glibc malloc holds free in its heaps (`mallinfo2().fordblks`), and the bytes of
+/// its heaps (`arena`): freed memory it has not given back to the system.
+static inline void herald_malloc_heap(size_t *free_bytes, size_t *heap_bytes) {
+    struct mallinfo2 info = mallinfo2();
+    *free_bytes = info.fordblks;
+    *heap_bytes = info.arena;
+}
+
+/// Gives free heap pages back to the system (`malloc_trim(0)`: the top of each heap, and the
+/// whole free pages inside it). Returns 1 when memory was released.
+static inline int herald_malloc_trim(void) {
+    return malloc_trim(0);
+}
 #endif

@@ -67,6 +67,7 @@ extension Server {
             shared.withLock { broker in broker.fireDeadlines(now: now) }
         }
         for id in overdue { worker(for: id).post(.close(id)) }
+        returnFreedMemoryIfDue(now: now)
         main.flushDirty()
         if isStopping && now >= stopDeadline {
             for worker in workers { worker.post(.closeAll) }

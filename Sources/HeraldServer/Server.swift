@@ -37,6 +37,10 @@ public final class Server {
     var tickerDue = -1
     /// When the next heartbeat scan is due (loop ms).
     var nextHeartbeatTick = 0
+    /// When freed heap memory was last given back to the system (`Server+MemoryReturn`).
+    var lastMemoryReturn = 0
+    /// malloc's free heap bytes at the last trim, lowered as they are used again.
+    var trimmedFreeBytes = 0
     var signalHandles: [UnsafeMutablePointer<uv_signal_t>] = []
     /// Set (under the broker lock) once SIGTERM/SIGINT arrived; read by workers under it.
     var isStopping = false

@@ -82,6 +82,14 @@ final class DaemonProcess: @unchecked Sendable {
     /// Sends a signal to the daemon.
     func signal(_ signum: Int32) { kill(process.processIdentifier, signum) }
 
+    /// The daemon's resident set in bytes (`VmRSS` of `/proc/PID/status`), nil once gone.
+    var residentBytes: Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kilobytes = Int(line.split(separator: " ")[1]) else { return nil }
+        return kilobytes << 10
+    }
+
     /// Waits for exit; nil when it did not exit in time.
     func waitForExit(seconds: Double) -> Int32? {
         let deadline = Date().addingTimeInterval(seconds)

@@ -77,7 +77,7 @@ struct DiskFullTests {
         let client = try daemon.client()
         #expect(try client.request(set("full.big", rid: 0))["ok"] as? String == "set")
         tmpfs.fill()
-        let before = try #require(residentBytes(of: daemon.process.processIdentifier))
+        let before = try #require(daemon.residentBytes)
         let total = 50_000
         let descriptor = client.fd
         let sender = Thread {
@@ -102,7 +102,7 @@ struct DiskFullTests {
         for k in 1...total {
             let answer = try client.frame(timeout: 30)
             if answer["error"] as? String == "unavailable" { refused += 1 }
-            if k % 5_000 == 0 { peak = max(peak, residentBytes(of: daemon.process.processIdentifier) ?? 0) }
+            if k % 5_000 == 0 { peak = max(peak, daemon.residentBytes ?? 0) }
         }
         let growth = (peak - before) >> 20
         #expect(refused == total, "every set on the full disk is unavailable")
@@ -170,13 +170,5 @@ struct DiskFullTests {
         daemon = try start(on: tmpfs, timeoutMs: 1_000)
         let after = try daemon.client().request(#"{"op":"get","ch":"full.d"}"#)
         #expect(after["rev"] as? Int == lastRev, "the unconfirmed changes were written once space returned")
-    }
-
-    /// The resident set of process `pid` in bytes (`VmRSS` of `/proc/PID/status`).
-    private func residentBytes(of pid: Int32) -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kilobytes = Int(line.split(separator: " ")[1]) else { return nil }
-        return kilobytes << 10
     }
 }
