@@ -56,8 +56,11 @@ def raise_nofile(wanted):
 class Daemon:
     """One heraldd process with its own temp folder (config, data, log)."""
 
-    def __init__(self, binary, config=None, workers=1, data=False, nofile=None, args=()):
+    def __init__(self, binary, config=None, workers=1, data=False, nofile=None, args=(), ready=None):
+        """`ready`: bytes the log must show, besides the listening line, before the daemon counts
+        as started (a cluster node: b"cluster ready")."""
         self.dir = tempfile.mkdtemp(prefix="herald-fault-")
+        self.ready = ready
         # log_level info: the "listening" line carries the port (nothing is logged per connection).
         cfg = {"host": "127.0.0.1", "port": 0, "log_level": "info", "workers": workers}
         if data:
@@ -87,8 +90,9 @@ class Daemon:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"heraldd exited ({self.proc.returncode}): {self.log_tail()}")
             with open(self.log_path, "rb") as f:
-                m = re.search(rb"listening transport=tcp host=\S+ port=(\d+)", f.read())
-            if m:
+                text = f.read()
+            m = re.search(rb"listening transport=tcp host=\S+ port=(\d+)", text)
+            if m and (self.ready is None or self.ready in text):
                 return int(m.group(1))
             time.sleep(0.05)
         raise RuntimeError("heraldd did not start listening: " + self.log_tail())
@@ -136,8 +140,77 @@ class Daemon:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def free_port():
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class RedisServer:
+    """One redis-server on a free 127.0.0.1 port, in its own temp folder, no persistence (the
+    cluster rows of scripts/fault measure memory, not durability). Stopped at exit like a Daemon."""
+
+    def __init__(self, extra=()):
+        self.dir = tempfile.mkdtemp(prefix="herald-fault-redis-")
+        for _ in range(5):
+            self.port = free_port()
+            self.proc = subprocess.Popen(["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
+                                          "--save", "", "--appendonly", "no", "--dir", self.dir,
+                                          "--loglevel", "warning", *extra],
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for _ in range(100):
+                if self.proc.poll() is not None:
+                    break  # the port was taken meanwhile: another one
+                if self.cli("PING") == "PONG":
+                    _DAEMONS.append(self)
+                    return
+                time.sleep(0.05)
+            self.proc.kill()
+            self.proc.wait()
+        raise RuntimeError("redis-server did not start")
+
+    @property
+    def url(self):
+        return f"redis://127.0.0.1:{self.port}"
+
+    def cli(self, *args):
+        done = subprocess.run(["redis-cli", "-p", str(self.port), *args], capture_output=True, text=True,
+                              timeout=60)
+        return done.stdout.strip()
+
+    def info(self, section="memory"):
+        """`INFO section` as a dict of strings."""
+        out = {}
+        for line in self.cli("INFO", section).splitlines():
+            if ":" in line and not line.startswith("#"):
+                k, v = line.split(":", 1)
+                out[k] = v.strip()
+        return out
+
+    def used_memory(self):
+        return int(self.info("memory")["used_memory"])
+
+    def dbsize(self):
+        return int(self.cli("DBSIZE") or 0)
+
+    def count_keys(self, pattern):
+        """Keys matching `pattern` (a SCAN over the data set)."""
+        out = subprocess.run(["redis-cli", "-p", str(self.port), "--scan", "--pattern", pattern],
+                             capture_output=True, text=True, timeout=120).stdout
+        return sum(1 for line in out.splitlines() if line)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        if self in _DAEMONS:
+            _DAEMONS.remove(self)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
 def _cleanup():
-    for d in list(_DAEMONS):
+    for d in reversed(list(_DAEMONS)):  # cluster nodes before the Redis they leave
         try:
             d.stop()
         except Exception:  # noqa: BLE001 - best effort at exit
