@@ -213,6 +213,10 @@ final class Connection {
     func frameLines(_ bytes: UnsafeRawBufferPointer, broker: Broker, now: Int) -> Int {
         isHeldForDoubt = mustHoldForDoubt(now: now, broker: broker)
         if isHeldForDoubt { return 0 }
+        // The framer asks `pausingBefore` only after a line: held lines framed again while
+        // the session is still parked (a `hello` verified off the loop that now waits for a
+        // cluster grant) must not let their first line through.
+        if session.isParked && !broker.mayPipeline(bytes, for: session) { return 0 }
         // In cluster mode: did these lines queue work for Redis (`Connection+Backpressure`)?
         let queuedBefore = broker.cluster?.queuedWork
         let consumed = framer.feed(bytes, limit: { broker.lineLimit(for: session) },

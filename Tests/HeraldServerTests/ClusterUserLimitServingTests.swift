@@ -1,4 +1,5 @@
 import Foundation
+import HeraldServer
 import HeraldTestSupport
 import Testing
 
@@ -109,6 +110,24 @@ import Testing
             total += try Self.pipeline(client, (0..<500).map { #"{"op":"pub","ch":"p.x.\#(at).\#($0)","rid":1}"# })
         }
         #expect(total == 1_000, "exactly the user's limit: \(total)")
+    }
+
+    /// A `hello` whose token is verified off the loop and whose connection then waits for
+    /// a cluster grant: the lines sent right behind it wait too, and are served as the
+    /// user's (they were answered `auth_required`: the held lines' first line went through).
+    @Test func linesRightBehindAVerifiedHelloWaitForTheGrantAndAreServed() throws {
+        let redis = try TestRedis()
+        defer { redis.stop() }
+        let hash = Config.hashToken("slow", iterations: 1_000) ?? ""
+        let node = try DaemonProcess(config: #"cluster: { redis: "redis://127.0.0.1:\#(redis.port)", node: "n0", node_timeout_ms: 1000 }, "#
+            + #"auth: { users: [ { name: "app", token_hash: "\#(hash)" } ] }"#, arguments: ["--workers", "1"])
+        for attempt in 0..<3 {
+            let client = try node.client()
+            client.send(#"{"op":"hello","token":"slow"}"# + "\n" + #"{"op":"subs","rid":1}"# + "\n" + #"{"op":"pub","ch":"a","rid":2}"#)
+            let frames = try (0..<3).map { _ in try client.frame() }
+            #expect(frames[0]["ok"] as? String == "hello", "attempt \(attempt): \(frames)")
+            #expect(frames[1]["ok"] as? String == "subs" && frames[2]["ok"] as? String == "pub", "attempt \(attempt): \(frames)")
+        }
     }
 
     @Test func aKilledNodesGrantsGoBackWhenTheReaperDeclaresItDown() throws {

@@ -20,8 +20,15 @@ import Testing
         let peak = try #require(daemon.residentBytes)
         #expect(peak > baseline + (16 << 20), "the subscriptions took memory: \(baseline) → \(peak)")
         attacker.closeNow()
+        let watcher = try daemon.client()
+        var left = -1
+        for _ in 0..<100 where left != 0 {
+            left = try watcher.request(#"{"op":"stats"}"#)["subscriptions"] as? Int ?? -1
+            if left != 0 { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        #expect(left == 0, "the teardown finished")
         let bound = baseline + max(baseline / 10, 4 << 20)
-        let deadline = Date().addingTimeInterval(8)
+        let deadline = Date().addingTimeInterval(10)
         var now = peak
         while Date() < deadline {
             now = daemon.residentBytes ?? 0
