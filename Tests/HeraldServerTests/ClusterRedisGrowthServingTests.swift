@@ -49,7 +49,7 @@ import Testing
         let redis = try TestRedis()
         defer { redis.stop() }
         let limit = 100_000
-        let nodes = try Self.nodes(redis, #"auth: { users: [ { name: "app", token: "t", limits: { history_bytes: \#(limit) } } ] }, "#)
+        let nodes = try Self.nodes(redis, #"auth: { users: [ { name: "app", token: "t", limits: { history_bytes: \#(limit), channels: 1000 } } ] }, "#)
         let baseline = try Int(redis.command("DBSIZE")) ?? 0
         let data = String(repeating: "x", count: 200)
         for round in 0..<10 {
@@ -58,7 +58,13 @@ import Testing
             #expect(try client.request(#"{"op":"hello","token":"t"}"#)["ok"] as? String == "hello")
             let lines = (0..<1_000).map { #"{"op":"pub","ch":"g.\#(round).\#($0)","data":"\#(data)"}"# }
             client.send(bytes: Array(lines.map { $0 + "\n" }.joined().utf8))
-            #expect(try client.request(#"{"op":"ping","rid":"end"}"#)["pong"] != nil)
+            client.send(#"{"op":"ping","rid":"end"}"#)
+            // Past the user's channels the publishes are answered `limit`; then the pong.
+            var frame = try client.frame(timeout: 20)
+            while frame["pong"] == nil {
+                #expect(frame["error"] as? String == "limit", "\(frame)")
+                frame = try client.frame(timeout: 20)
+            }
             client.closeNow()
         }
         Thread.sleep(forTimeInterval: 2)  // every node settles once a period (333 ms here)
@@ -82,6 +88,17 @@ import Testing
         let counted = try Int(redis.command("GET", "herald:hb")) ?? -1
         #expect(counted >= streams * Self.streamBytes && counted <= limit + 3 * 65_536,
                 "the data set's count has the streams' memory: \(counted)")
+        // `user_limits.channels` (1,000) slowed the rounds; once the records it counted were
+        // collected on every node and the grants given back, the user has them all again.
+        let returned = try Self.eventually(15) { try (Int(redis.command("HGET", "herald:uq:app", "h")) ?? 0) == 0 }
+        #expect(returned, "every node gave its grant of the user's channels back")
+        let again = try TestClient(port: nodes[1].port)
+        _ = try again.frame()
+        #expect(try again.request(#"{"op":"hello","token":"t"}"#)["ok"] as? String == "hello")
+        let more = (0..<1_000).map { #"{"op":"pub","ch":"again.\#($0)","rid":\#($0)}"# }
+        again.send(bytes: Array(more.map { $0 + "\n" }.joined().utf8))
+        let accepted = try (0..<1_000).filter { _ in try again.frame(timeout: 20)["ok"] != nil }.count
+        #expect(accepted == 1_000, "the user's channels came back: \(accepted) of 1,000")
     }
 
     /// What the user is charged is exactly what its channels hold, streams included, after
