@@ -81,6 +81,31 @@ import Testing
         #expect(!refused.output.contains(wrong), "the password is never shown: \(refused.output)")
     }
 
+    /// Under Sentinel both sides want a password: the sentinel its own (`requirepass`), the
+    /// primary it names the data set's. The node asks the sentinel with `sentinel.password`
+    /// and the primary with `redis_password`; a wrong sentinel password stops start-up
+    /// without showing it.
+    @Test func nodesAuthenticateToPasswordProtectedSentinelsAndThePrimaryTheyName() throws {
+        let redis = try protectedRedis()
+        defer { redis.stop() }
+        let sentinelSecret = Self.secret + "-sentinel"
+        let sentinel = try TestSentinel(master: "herald", primaryPort: redis.port,
+                                        extra: ["sentinel auth-pass herald " + Self.secret, "requirepass " + sentinelSecret])
+        let cluster = #"sentinel: { master: "herald", addresses: ["127.0.0.1:\#(sentinel.port)"], password: "\#(sentinelSecret)" }, "#
+            + #"redis_password: "\#(Self.secret)""#
+        let nodes = try [node(cluster, "n0"), node(cluster, "n1")]
+        try crossNode(nodes)
+        let wrong = "not-the-" + sentinelSecret
+        let config = FileManager.default.temporaryDirectory.appendingPathComponent("herald-auth-\(UUID().uuidString).json5")
+        try (#"{ port: 0, cluster: { sentinel: { master: "herald", addresses: ["127.0.0.1:\#(sentinel.port)"], "#
+            + #"password: "\#(wrong)" }, redis_password: "\#(Self.secret)", node: "n9" } }"#)
+            .write(to: config, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: config) }
+        let refused = try runDaemon(["--config", config.path])
+        #expect(refused.status != 0, "\(refused.output)")
+        #expect(!refused.output.contains(wrong), "the password is never shown: \(refused.output)")
+    }
+
     @Test func badCredentialSettingsAreRefusedWithoutShowingThePassword() throws {
         let secret = "s3cr%et"
         for (cluster, expected) in [

@@ -117,6 +117,12 @@ public final class TestRedis: @unchecked Sendable {
         return count >= 5 && Array(answer[0..<5]) == Array("+PONG".utf8)
     }
 
+    /// Whether something on the port answers `PING` with `-NOAUTH` (it wants a password).
+    public static func asksForAuth(port: Int) -> Bool {
+        guard case .error(let text) = RedisCommandLine.run(port: port, ["PING"]) else { return false }
+        return text.hasPrefix("NOAUTH")
+    }
+
     /// Whether the Redis on `port` is the process `pid` (`INFO server` names its `process_id`).
     static func answers(port: Int, pid: Int32) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

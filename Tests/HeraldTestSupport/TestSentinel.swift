@@ -23,7 +23,9 @@ public final class TestSentinel: @unchecked Sendable {
     static let executable = "/usr/bin/redis-sentinel"
 
     /// Starts a sentinel monitoring 127.0.0.1:`primaryPort` and waits until it answers.
-    public init(master: String, primaryPort: Int, downAfterMs: Int = 1_000, failoverTimeoutMs: Int = 2_000) throws {
+    /// `extra` lines go at the end of its config (`requirepass`, `sentinel auth-pass …`).
+    public init(master: String, primaryPort: Int, downAfterMs: Int = 1_000, failoverTimeoutMs: Int = 2_000,
+                extra: [String] = []) throws {
         self.master = master
         directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("hs-" + String(UUID().uuidString.prefix(8)))
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -39,6 +41,7 @@ public final class TestSentinel: @unchecked Sendable {
             sentinel down-after-milliseconds \(master) \(downAfterMs)
             sentinel failover-timeout \(master) \(failoverTimeoutMs)
             sentinel parallel-syncs \(master) 1
+            \(extra.joined(separator: "\n"))
 
             """
         let file = directory.appendingPathComponent("sentinel.conf")
@@ -51,7 +54,7 @@ public final class TestSentinel: @unchecked Sendable {
         try process.run()
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
-            if TestRedis.ping(port: port) { return }
+            if TestRedis.ping(port: port) || TestRedis.asksForAuth(port: port) { return }
             usleep(10_000)
         }
         killAndReap(process)
