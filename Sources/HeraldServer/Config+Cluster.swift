@@ -1,14 +1,14 @@
 import Foundation
 
-/// Reads the `cluster` section (`ClusterSettings`): `node` and exactly one of `redis` and
-/// `sentinel` required; `key_prefix`, `node_timeout_ms`, `wait_replicas`, `wait_timeout_ms`,
+/// Reads the `cluster` section (`ClusterSettings`): `node` and exactly one of `redis`,
+/// `sentinel` and `shards` required; `key_prefix`, `node_timeout_ms`, `wait_replicas`, `wait_timeout_ms`,
 /// `max_outstanding_ops`, `max_outstanding_bytes`, `collect_keys` and the Redis credentials optional. A bad
 /// or unknown key names its place (`cluster.nod`).
 extension ConfigFileReader {
     private static let clusterKeys: Set<String> = ["redis", "sentinel", "node", "key_prefix", "node_timeout_ms",
                                                    "wait_replicas", "wait_timeout_ms", "max_outstanding_ops",
                                                    "max_outstanding_bytes", "redis_user", "redis_password",
-                                                   "redis_password_file", "redis_password_env", "collect_keys"]
+                                                   "redis_password_file", "redis_password_env", "collect_keys", "shards"]
     private static let sentinelKeys: Set<String> = ["master", "addresses", "user", "password", "password_file",
                                                     "password_env"]
 
@@ -21,11 +21,19 @@ extension ConfigFileReader {
         }
         let place = ConfigKey.cluster.rawValue
         try Self.rejectUnknown(in: section, allowed: Self.clusterKeys, at: place)
-        let sentinel = try Self.sentinel(section, at: place)
-        if sentinel == nil, !section.contains(ConfigCodingKey(stringValue: "redis")) {
-            throw Self.problem(place + ".redis", "required: give redis (one server) or sentinel (a primary found through Sentinel)")
+        let shards = try Self.shards(section, at: place)
+        var sentinel = try Self.sentinel(section, at: place)
+        if shards != nil, sentinel != nil || section.contains(ConfigCodingKey(stringValue: "redis")) {
+            throw Self.problem(place + ".shards", "give shards (several Redis primaries) in place of redis and sentinel, not beside them")
         }
-        let redis = try Self.text(section, "redis", at: place, required: false)
+        if sentinel == nil, shards == nil, !section.contains(ConfigCodingKey(stringValue: "redis")) {
+            throw Self.problem(place + ".redis", "required: give redis (one server), sentinel (a primary found through Sentinel) or shards")
+        }
+        var redis = try Self.text(section, "redis", at: place, required: false)
+        if let first = shards?.first {
+            redis = first.url
+            sentinel = first.sentinel
+        }
         if sentinel != nil, redis != nil {
             throw Self.problem(place + ".redis", "give either redis (one server) or sentinel (a primary found through Sentinel), not both")
         }
@@ -43,14 +51,20 @@ extension ConfigFileReader {
             do throws(ClusterURLError) {
                 settings = try ClusterSettings(redis: redis ?? "", node: node, keyPrefix: prefix, nodeTimeoutMs: timeout)
             } catch {
-                throw Self.problem(place + ".redis", error.description)
+                throw Self.problem(place + (shards == nil ? ".redis" : ".shards[0]"), error.description)
             }
         }
+        if let shards {
+            settings.otherShards = try Self.otherShards(shards.dropFirst(), at: place)
+            let listed = settings.shardList.split(separator: ",")
+            if Set(listed).count != listed.count { throw Self.problem(place + ".shards", "a shard is listed twice") }
+        }
         if let credentials = try Self.credentials(section, at: place, stem: "redis_") {
-            guard settings.redisCredentials == nil else {
+            guard settings.redisCredentials == nil, settings.otherShards.allSatisfy({ $0.credentials == nil }) else {
                 throw Self.problem(place + ".redis", "give the password either in the URL or as redis_password*, not both")
             }
             settings.redisCredentials = credentials
+            for index in settings.otherShards.indices { settings.otherShards[index].credentials = credentials }
         }
         let waitReplicas = try Self.integer(section, "wait_replicas", at: place, in: ClusterSettings.waitReplicasRange)
         settings.waitReplicas = waitReplicas ?? 0
@@ -66,6 +80,56 @@ extension ConfigFileReader {
         settings.collectKeys = try Self.integer(section, "collect_keys", at: place, in: ClusterSettings.collectKeysRange)
             ?? ClusterSettings.defaultCollectKeys
         return settings
+    }
+
+    /// The most shards `cluster.shards` may list.
+    static let maxShards = 64
+
+    /// `cluster.shards: ["redis://host:port", { sentinel: { master, addresses } }, …]`, each
+    /// entry as a URL or a Sentinel group, or nil when absent.
+    private static func shards(_ section: KeyedDecodingContainer<ConfigCodingKey>,
+                               at place: String) throws(ConfigProblem) -> [(url: String?, sentinel: SentinelSettings?)]? {
+        let key = ConfigCodingKey(stringValue: "shards")
+        guard section.contains(key) else { return nil }
+        let here = place + ".shards"
+        guard var list = try? section.nestedUnkeyedContainer(forKey: key), let count = list.count,
+              (1...maxShards).contains(count) else {
+            throw problem(here, "expected a list of 1 to \(maxShards) shards, each \"redis://host:port\" or { sentinel: { master, addresses } }")
+        }
+        var shards: [(url: String?, sentinel: SentinelSettings?)] = []
+        while !list.isAtEnd {
+            let at = here + "[\(shards.count)]"
+            if let url = try? list.decode(String.self) {
+                shards.append((url, nil))
+                continue
+            }
+            guard let entry = try? list.nestedContainer(keyedBy: ConfigCodingKey.self) else {
+                throw problem(at, "expected \"redis://host:port\" or { sentinel: { master, addresses } }")
+            }
+            try rejectUnknown(in: entry, allowed: ["sentinel"], at: at)
+            guard let sentinel = try Self.sentinel(entry, at: at) else { throw problem(at + ".sentinel", "required") }
+            shards.append((nil, sentinel))
+        }
+        return shards
+    }
+
+    /// The shards after the first, parsed (`ClusterShard`).
+    private static func otherShards(_ entries: ArraySlice<(url: String?, sentinel: SentinelSettings?)>,
+                                    at place: String) throws(ConfigProblem) -> [ClusterShard] {
+        var shards: [ClusterShard] = []
+        for (offset, entry) in entries.enumerated() {
+            if let sentinel = entry.sentinel {
+                shards.append(ClusterShard(sentinel: sentinel))
+                continue
+            }
+            do throws(ClusterURLError) {
+                let (host, port, credentials) = try ClusterSettings.parse(entry.url ?? "")
+                shards.append(ClusterShard(host: host, port: port, credentials: credentials))
+            } catch {
+                throw problem(place + ".shards[\(offset + 1)]", error.description)
+            }
+        }
+        return shards
     }
 
     /// `cluster.sentinel: { master: NAME, addresses: ["host:port", …] }`, or nil when absent.

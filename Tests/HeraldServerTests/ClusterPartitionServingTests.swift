@@ -39,7 +39,7 @@ struct ClusterPartitionServingTests {
     /// hang; the others declare it down; when it heals the node finds its index reaped and
     /// starts a new incarnation (fail-stop, issue 31): its subscriber is told `node_reset`,
     /// and resubscribing with `since` gets every event, none twice, in order.
-    @Test func aPartitionedNodeAnswersUnavailableAndItsSubscribersAreToldAndRecover() throws {
+    @Test(.oneRedisOnly) func aPartitionedNodeAnswersUnavailableAndItsSubscribersAreToldAndRecover() throws {
         let redis = try TestRedis()
         let proxy = try StallingProxy(upstream: redis.port)
         let cut = try node(proxy.port, "cut")
@@ -83,7 +83,7 @@ struct ClusterPartitionServingTests {
     /// clients of the other node, so the cut node must not answer the holder's `unlock` or
     /// `remove` `ok` meanwhile; the holder learns with `node_reset` once the link is back.
     /// A client of the cut node that holds nothing is served as in any outage.
-    @Test func aPartitionedNodeNeverVouchesForLocksTheReaperReleased() throws {
+    @Test(.oneRedisOnly) func aPartitionedNodeNeverVouchesForLocksTheReaperReleased() throws {
         let redis = try TestRedis()
         let proxy = try StallingProxy(upstream: redis.port)
         let cut = try node(proxy.port, "cut")
@@ -115,7 +115,7 @@ struct ClusterPartitionServingTests {
 
     /// A partition shorter than `node_timeout_ms`: nobody declares the node down; when it
     /// heals, the events published meanwhile are read back from history, none twice.
-    @Test func aShortPartitionIsReadBackWithoutAReset() throws {
+    @Test(.oneRedisOnly) func aShortPartitionIsReadBackWithoutAReset() throws {
         let redis = try TestRedis()
         let proxy = try StallingProxy(upstream: redis.port)
         let config = { (port: Int, name: String) in
@@ -143,7 +143,7 @@ struct ClusterPartitionServingTests {
     /// which more events were published than the history keeps: the read-back finds only the
     /// newest, and the subscriber is told which it will never get (`gap`, issue 31: no silent
     /// gap) before the next event.
-    @Test func aReadBackThatCannotFindTheMissedEventsSendsAGapFirst() throws {
+    @Test(.oneRedisOnly) func aReadBackThatCannotFindTheMissedEventsSendsAGapFirst() throws {
         let redis = try TestRedis()
         let proxy = try StallingProxy(upstream: redis.port)
         let config = { (port: Int, name: String) in

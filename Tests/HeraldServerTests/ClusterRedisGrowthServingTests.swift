@@ -140,7 +140,7 @@ import Testing
 
     /// Without auth, records that hold nothing go too, unless some node's interest covers
     /// the channel; a collected channel's `seq` starts again at 1, a kept one's goes on.
-    @Test func idleRecordsGoUnlessAnyNodesInterestCoversThemAndTheirSeqStartsAgain() throws {
+    @Test(.oneRedisOnly) func idleRecordsGoUnlessAnyNodesInterestCoversThemAndTheirSeqStartsAgain() throws {
         let redis = try TestRedis()
         defer { redis.stop() }
         let nodes = try Self.nodes(redis, "history: 0, ", count: 2)

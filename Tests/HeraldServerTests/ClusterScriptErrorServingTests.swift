@@ -50,7 +50,7 @@ struct ClusterScriptErrorServingTests {
         }
     }
 
-    @Test func scriptsFlushedFromRedisGiveUnavailableThenAreLoadedAgain() throws {
+    @Test(.oneRedisOnly) func scriptsFlushedFromRedisGiveUnavailableThenAreLoadedAgain() throws {
         let redis = try TestRedis()
         let (publisher, subscriber, nodes) = try cluster(redis)
         var rid = 0
@@ -65,7 +65,7 @@ struct ClusterScriptErrorServingTests {
         #expect(nodes.allSatisfy { $0.log.joined().contains("declared down") == false })
     }
 
-    @Test func redisOutOfMemoryGivesUnavailableUntilItHasRoomAgain() throws {
+    @Test(.oneRedisOnly) func redisOutOfMemoryGivesUnavailableUntilItHasRoomAgain() throws {
         let redis = try TestRedis()
         let (publisher, subscriber, nodes) = try cluster(redis)
         // The nodes must outlive the clients: released early, their daemons stop mid-test.
@@ -86,7 +86,7 @@ struct ClusterScriptErrorServingTests {
         #expect(try seqs(subscriber, until: rid) == [1, 2])
     }
 
-    @Test func anotherClientsLongScriptGivesUnavailableUntilItIsKilled() throws {
+    @Test(.oneRedisOnly) func anotherClientsLongScriptGivesUnavailableUntilItIsKilled() throws {
         let redis = try TestRedis()
         let (publisher, subscriber, nodes) = try cluster(redis)
         // The nodes must outlive the clients: released early, their daemons stop mid-test.

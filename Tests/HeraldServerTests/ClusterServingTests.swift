@@ -149,7 +149,7 @@ struct ClusterServingTests {
     /// newest events) must not hand out a `seq` already delivered: each node raises the
     /// counters of its channels past what it delivered before publishing again, and a
     /// `since` from before the lost events is `recovered:false`.
-    @Test func aRedisThatLostItsDataNeverHandsOutADeliveredSeqAgain() throws {
+    @Test(.oneRedisOnly) func aRedisThatLostItsDataNeverHandsOutADeliveredSeqAgain() throws {
         let redis = try TestRedis()
         let nodes = try cluster(redis, nodes: 2)
         let near = try nodes[0].client()

@@ -56,7 +56,7 @@ struct ClusterStateServingTests {
         #expect(final["rev"] as? Int == 12 * rounds + 1, "rev +1 per change")
     }
 
-    @Test func noAcknowledgedStateWriteIsLostWhenRedisIsKilledMidTraffic() throws {
+    @Test(.oneRedisOnly) func noAcknowledgedStateWriteIsLostWhenRedisIsKilledMidTraffic() throws {
         let redis = try TestRedis()
         let nodes = try cluster(redis, nodes: 2)
         let writer = try nodes[0].client()
@@ -135,7 +135,7 @@ struct ClusterStateServingTests {
         #expect(try a.request(#"{"op":"set","ch":"$sys.x","value":1}"#)["error"] as? String == "forbidden")
     }
 
-    @Test func everyNodeAppliesTheSameUsersAndAUsersRetainedBytesCountOverAllNodes() throws {
+    @Test(.oneRedisOnly) func everyNodeAppliesTheSameUsersAndAUsersRetainedBytesCountOverAllNodes() throws {
         let redis = try TestRedis()
         let users = """
             auth: { users: [
@@ -231,7 +231,7 @@ struct ClusterStateServingTests {
         #expect(events.map { $0["seq"] as? Int } == [1, 2, 1, 2], "the writes' events, once each: \(events)")
     }
 
-    @Test func historyBytesCapsTheWholeDataSetOldestFirstWhateverTheChannel() throws {
+    @Test(.oneRedisOnly) func historyBytesCapsTheWholeDataSetOldestFirstWhateverTheChannel() throws {
         let redis = try TestRedis()
         // Each channel's stream counts its own memory in Redis too (4,352 B, docs/cluster.md):
         // the three streams' share plus 4,000 for the events.

@@ -10,6 +10,8 @@ final class DaemonProcess: @unchecked Sendable {
     let port: Int
     let directory: URL
     private let stderr: DaemonLog
+    /// The first shard's port when `TestShards` made the config a shard list.
+    private var shardedPort: Int?
 
     /// The built daemon: `$HERALDD`, else the `heraldd` next to this test binary.
     static var executable: URL {
@@ -26,7 +28,9 @@ final class DaemonProcess: @unchecked Sendable {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("heraldd-test-" + UUID().uuidString)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let configFile = directory.appendingPathComponent("heraldd.json5")
-        try ("{" + config + "}").write(to: configFile, atomically: true, encoding: .utf8)
+        let (written, shardedPort) = TestShards.sharded(config)
+        self.shardedPort = shardedPort
+        try ("{" + written + "}").write(to: configFile, atomically: true, encoding: .utf8)
         // HERALD_TEST_WORKERS runs the whole suite against a multi-loop daemon.
         let workers = ProcessInfo.processInfo.environment["HERALD_TEST_WORKERS"].map { ["--workers", $0] } ?? []
         let daemonArguments = ["--config", configFile.path, "--port", "0", "--host", "127.0.0.1"] + workers + arguments
@@ -62,6 +66,7 @@ final class DaemonProcess: @unchecked Sendable {
 
     deinit {
         killAndReap(process)
+        if let shardedPort { TestShards.release(shardedPort) }
         try? FileManager.default.removeItem(at: directory)
     }
 

@@ -30,6 +30,20 @@ public final class TestRedis: @unchecked Sendable {
         port = try Self.freePort()
         self.extraArguments = extraArguments
         process = try Self.launch(port: port, directory: directory, extra: extraArguments)
+        Self.portsLock.lock()
+        Self.ports.insert(port)
+        Self.portsLock.unlock()
+    }
+
+    private static let portsLock = NSLock()
+    nonisolated(unsafe) private static var ports: Set<Int> = []
+
+    /// Whether a `TestRedis` of this process was started on `port` (not a proxy in front
+    /// of one).
+    public static func isServer(port: Int) -> Bool {
+        portsLock.lock()
+        defer { portsLock.unlock() }
+        return ports.contains(port)
     }
 
     deinit {

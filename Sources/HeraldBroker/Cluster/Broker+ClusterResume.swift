@@ -13,11 +13,14 @@ extension Broker {
     /// here holds its live events until `endResume`. Costs the channel table.
     /// - Returns: each channel's last delivered `seq`, for `resume`, and whether its missed
     ///   events are wanted (someone here still listens).
-    public func beginResume() -> [(channel: [UInt8], seq: Int, wanted: Bool)] {
+    ///   With `include`, only the channels it accepts (one Redis shard came back).
+    public func beginResume(where include: ([UInt8]) -> Bool = { _ in true }) -> [(channel: [UInt8], seq: Int, wanted: Bool)] {
         guard let cluster else { return [] }
-        abandonResume()
+        for name in cluster.resuming.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) where include(name) {
+            endResume(name, history: nil)
+        }
         var points: [(channel: [UInt8], seq: Int, wanted: Bool)] = []
-        for (_, channel) in channels where channel.seq > 0 && !ChannelName.isReserved(channel.name) {
+        for (_, channel) in channels where channel.seq > 0 && !ChannelName.isReserved(channel.name) && include(channel.name) {
             let wanted = index.matchCount(for: channel.name) > 0
             if wanted { cluster.resuming[channel.name] = (channel.seq, channel.clusterSerial, []) }
             points.append((channel.name, channel.seq, wanted))

@@ -151,8 +151,27 @@ extension Broker {
     /// A script call came back: answers the parked request.
     /// - Returns: the session to resume (its held lines are framed again), or nil when it
     ///   is gone.
+    ///
+    /// Answers go out in the order the session asked: an answer that comes before an earlier
+    /// call's (the calls went to different Redis shards) waits for it.
     public func clusterCallAnswered(token: Int, result: ClusterValue) -> Session? {
-        guard let cluster, let waiting = cluster.waiting.removeValue(forKey: token) else { return nil }
+        guard let cluster, let session = cluster.waiting[token]?.session else { return nil }
+        guard session.openClusterTokens.first == token else {
+            session.earlyClusterAnswers[token] = result
+            return nil
+        }
+        var resumed = answerCall(token: token, result: result, cluster)
+        session.openClusterTokens.removeFirst()
+        while let next = session.openClusterTokens.first, let early = session.earlyClusterAnswers.removeValue(forKey: next) {
+            resumed = answerCall(token: next, result: early, cluster) ?? resumed
+            session.openClusterTokens.removeFirst()
+        }
+        return resumed
+    }
+
+    /// Answers one parked request (`clusterCallAnswered`, in the session's order).
+    private func answerCall(token: Int, result: ClusterValue, _ cluster: ClusterState) -> Session? {
+        guard let waiting = cluster.waiting.removeValue(forKey: token) else { return nil }
         let session = waiting.session
         session.clusterCalls -= 1
         if waiting.exclusive { session.exclusiveClusterCalls -= 1 }

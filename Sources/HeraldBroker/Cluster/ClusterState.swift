@@ -277,6 +277,7 @@ public final class ClusterState {
               afterTicket: Int = 0) -> Int {
         nextToken += 1
         waiting[nextToken] = request
+        request.session.openClusterTokens.append(nextToken)
         append(.call(ScriptCall(token: nextToken, script: script, channel: channel, arguments: arguments,
                                 afterTicket: afterTicket)))
         return nextToken

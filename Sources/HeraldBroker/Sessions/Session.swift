@@ -133,6 +133,12 @@ public final class Session {
     /// a `declare` or `link`: answered off the command link's order, or changing what later
     /// lines see).
     var exclusiveClusterCalls = 0
+    /// The tokens of this session's cluster calls not answered yet, in the order it asked
+    /// (`ClusterState.call`), and the answers that came before an earlier one's: with
+    /// several Redis shards, calls on different shards answer out of order, and the answers
+    /// go out in the order of the requests (`Broker.clusterCallAnswered`).
+    var openClusterTokens: [Int] = []
+    var earlyClusterAnswers: [Int: ClusterValue] = [:]
 
     /// Whether a request waits for the cluster's Redis.
     public var awaitsCluster: Bool { clusterCalls > 0 }

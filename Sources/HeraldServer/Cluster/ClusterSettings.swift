@@ -44,6 +44,20 @@ public struct ClusterSettings: Equatable, Sendable {
     /// How many Redis keys one step of the idle channel record collection looks at
     /// (`ClusterEngine+Collection`); 0 turns the collection off.
     public var collectKeys = ClusterSettings.defaultCollectKeys
+    /// The Redis primaries after the first (`cluster.shards`, issue 33): a channel's data
+    /// lives on the shard `ShardMap` picks; the first shard (the fields above) also holds
+    /// the cluster's own records. Empty with `cluster.redis` or `cluster.sentinel`.
+    public var otherShards: [ClusterShard] = []
+
+    /// How many Redis primaries the cluster's channels are spread over.
+    public var shardCount: Int { 1 + otherShards.count }
+
+    /// The shard list as the first shard records it (`{p}shards`) and start-up compares it:
+    /// each shard's address, or `sentinel:MASTER`, without credentials, joined by `,`.
+    public var shardList: String {
+        let first = sentinel.map { "sentinel:" + $0.master } ?? "\(redisHost):\(redisPort)"
+        return ([first] + otherShards.map(\.listed)).joined(separator: ",")
+    }
 
     /// The default `node_timeout_ms`.
     public static let defaultNodeTimeoutMs = 5_000
@@ -197,6 +211,36 @@ public struct ClusterSettings: Equatable, Sendable {
         default: return nil
         }
     }
+}
+
+/// One Redis primary of `cluster.shards` after the first: a `redis://` URL or a Sentinel
+/// group of its own.
+public struct ClusterShard: Equatable, Sendable {
+    /// The primary's host (under Sentinel: empty until a sentinel named it).
+    public var host: String
+    /// The primary's port (under Sentinel: 0 until a sentinel named it).
+    public var port: Int
+    /// `AUTH` for the primary: the URL's, else the cluster's `redis_password*`.
+    public var credentials: RedisCredentials?
+    /// Where to ask for this shard's primary, when it runs under Sentinel.
+    public var sentinel: SentinelSettings?
+
+    /// A shard at a fixed address.
+    public init(host: String, port: Int, credentials: RedisCredentials?) {
+        self.host = host
+        self.port = port
+        self.credentials = credentials
+    }
+
+    /// A shard whose primary the sentinels name.
+    public init(sentinel: SentinelSettings) {
+        host = ""
+        port = 0
+        self.sentinel = sentinel
+    }
+
+    /// How the shard list names it (no credentials).
+    var listed: String { sentinel.map { "sentinel:" + $0.master } ?? "\(host):\(port)" }
 }
 
 /// Why a `cluster.redis` address was refused.

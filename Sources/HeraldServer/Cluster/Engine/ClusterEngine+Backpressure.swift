@@ -1,7 +1,7 @@
 /// Cluster backpressure, the engine's side (docs/cluster.md, "Backpressure and the control
 /// link"). Two amounts are bounded by `cluster.max_outstanding_bytes` (the first also by
-/// `cluster.max_outstanding_ops`): what this node sent on the command link and Redis has not
-/// answered, and what Redis holds for the slowest live node's pub/sub connection
+/// `cluster.max_outstanding_ops`): what this node sent on a command link (each shard's) and Redis has
+/// not answered, and what Redis holds for the slowest live node's pub/sub connection
 /// (`PubSubBacklog`). Past either bound, the flag (`ClusterBackpressure`) tells every loop
 /// to pause the connections that queue cluster work; once both fell to half, the flag is
 /// cleared and every loop resumes them. A flood is thus slowed to what Redis and the slowest
@@ -32,18 +32,29 @@ extension ClusterEngine {
     /// armed once the backlog is at most half its bound (each backlog answer looks again).
     func updateBackpressure() {
         guard let backpressure = server.clusterBackpressure else { return }
-        backpressure.noteSent(commands.outstandingBytes)
-        if commands.inFlight >= backpressure.maxOps || commands.outstandingBytes >= backpressure.maxBytes
+        // With several shards, each command link is bounded on its own: a flood of one
+        // shard's channels pauses the connections until that shard caught up.
+        let links = servingLinks.map(\.link)
+        backpressure.noteSent(links.reduce(0) { $0 + $1.outstandingBytes })
+        if links.contains(where: { $0.inFlight >= backpressure.maxOps || $0.outstandingBytes >= backpressure.maxBytes })
             || pubSubBacklog.largest >= backpressure.maxBytes {
             backpressure.congest()
         }
-        if commands.inFlight > 0 || backpressure.isCongested { pubSubBacklog.keepAsking() }
-        guard backpressure.isCongested, !commands.isWatchingDrain, pubSubBacklog.largest <= backpressure.maxBytes / 2 else {
+        if links.contains(where: { $0.inFlight > 0 }) || backpressure.isCongested { pubSubBacklog.keepAsking() }
+        guard backpressure.isCongested, !links.contains(where: \.isWatchingDrain),
+              pubSubBacklog.largest <= backpressure.maxBytes / 2 else {
             return
         }
-        commands.whenDrained(ops: backpressure.maxOps / 2, bytes: backpressure.maxBytes / 2) { [unowned self] in
+        let halfOps = backpressure.maxOps / 2
+        let halfBytes = backpressure.maxBytes / 2
+        let over = links.first { $0.inFlight > halfOps || $0.outstandingBytes > halfBytes } ?? commands
+        over.whenDrained(ops: halfOps, bytes: halfBytes) { [unowned self] in
             // The backlog may have grown meanwhile: then its next answer relieves.
             guard pubSubBacklog.largest <= (server.clusterBackpressure?.maxBytes ?? 0) / 2 else { return }
+            // Another shard may still be over half: it is watched next.
+            if servingLinks.contains(where: { $0.link.inFlight > halfOps || $0.link.outstandingBytes > halfBytes }) {
+                return updateBackpressure()
+            }
             relieveBackpressure()
         }
     }

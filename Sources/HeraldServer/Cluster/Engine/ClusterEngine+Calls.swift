@@ -23,6 +23,7 @@ extension ClusterEngine {
             ("lease", ClusterLeaseScripts.lease), ("unlease", ClusterLeaseScripts.unlease),
             ("leaseResync", ClusterLeaseScripts.resync),
             ("collect", ClusterCollectScripts.collect), ("forget", ClusterCollectScripts.forget),
+            ("groupLayout", ClusterGroupScripts.groupLayout), ("clearOnShard", ClusterInstanceScripts.clearOnShard),
         ]
     }
 
@@ -59,14 +60,78 @@ extension ClusterEngine {
             arguments += [Array(prefix.utf8), Array(targets.utf8)]
         }
         arguments += call.arguments
-        if let wait = replicaWait(for: call) {
+        if call.script == .catchUp, shardMap.count > 1, call.arguments.count > 1, call.arguments[1] == Array("1".utf8) {
+            return gatherCatchUp(call, arguments)
+        }
+        let shard = self.shard(for: call)
+        if shardMap.count > 1, call.script == .state { shareUserLimit(&arguments) }
+        guard let link = dataLink(shard) else { return answered(call, .disconnected) }
+        if let wait = replicaWait(for: call, shard: shard) {
             let slot = wait.add(call)
-            let sent = commands.send(arguments) { reply in wait.replied(slot, reply) }
+            let sent = link.send(arguments) { reply in wait.replied(slot, reply) }
             if !sent { wait.replied(slot, .disconnected) }
             return
         }
-        let sent = commands.send(arguments) { [unowned self] reply in answered(call, reply) }
+        let sent = link.send(arguments) { [unowned self] reply in
+            if case .error(let text) = reply, text.hasPrefix("NOSCRIPT") { scriptsMissing(onShard: shard) }
+            answered(call, reply)
+        }
         if !sent { answered(call, .disconnected) }
+    }
+
+    /// The shard a call runs on: a state op's or a catch-up's channel's; every other
+    /// script is about the cluster's own records, on shard 0.
+    private func shard(for call: ClusterState.ScriptCall) -> Int {
+        switch call.script {
+        // ARGV: op, channel, … (a `get` has no targets, so no `call.channel`).
+        case .state: return call.arguments.count > 1 ? shard(of: call.arguments[1]) : 0
+        case .catchUp: return call.arguments.first.map { shard(of: $0) } ?? 0
+        default: return 0
+        }
+    }
+
+    /// A state op's `LIMIT USER` argument (ARGV 7) with the user's `retained_bytes` cut to
+    /// one shard's share, as `max_retained_bytes` is (`ClusterScriptParameters.share`).
+    private func shareUserLimit(_ arguments: inout [[UInt8]]) {
+        let at = 3 + 6
+        guard arguments.count > at, let space = arguments[at].firstIndex(of: 32),
+              let limit = Int(String(decoding: arguments[at][..<space], as: UTF8.self)) else { return }
+        let share = ClusterScriptParameters.share(limit, of: shardMap.count)
+        arguments[at] = Array(String(share).utf8) + arguments[at][space...]
+    }
+
+    /// A catch-up of a wildcard pattern over several shards: the same call on every shard,
+    /// the `current` values merged by channel name (each shard lists its own in order), the
+    /// `ok` once every shard answered. A shard that cannot answer makes the whole catch-up
+    /// `unavailable` (its values would be missing without a word).
+    private func gatherCatchUp(_ call: ClusterState.ScriptCall, _ arguments: [[UInt8]]) {
+        var replies: [RedisReply?] = Array(repeating: nil, count: shardMap.count)
+        var left = shardMap.count
+        for shard in 0..<shardMap.count {
+            let take: (RedisReply) -> Void = { [unowned self] reply in
+                replies[shard] = reply
+                left -= 1
+                guard left == 0 else { return }
+                answered(call, Self.mergedCatchUp(replies.map { $0 ?? .disconnected }))
+            }
+            guard let link = dataLink(shard), link.send(arguments, take) else {
+                take(.disconnected)
+                continue
+            }
+        }
+    }
+
+    /// The replies of one wildcard catch-up from every shard as one: `{seq, first, currents,
+    /// history}` with the currents of all, sorted by channel; the first failure otherwise.
+    static func mergedCatchUp(_ replies: [RedisReply]) -> RedisReply {
+        var currents: [RedisReply] = []
+        for reply in replies {
+            guard let parts = reply.elements, parts.count == 4 else { return reply.failure == nil ? .error("unexpected catch-up reply") : reply }
+            currents += parts[2].elements ?? []
+        }
+        currents.sort { ($0.elements?.first?.bytes ?? []).lexicographicallyPrecedes($1.elements?.first?.bytes ?? []) }
+        guard let first = replies.first?.elements else { return .disconnected }
+        return .array([first[0], first[1], .array(currents), first[3]])
     }
 
     /// Sends the deferred calls whose ticket is now released, in order.

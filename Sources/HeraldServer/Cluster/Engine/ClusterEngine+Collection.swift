@@ -11,27 +11,29 @@ extension ClusterEngine {
     /// Periods without a step after one that found little to collect.
     static let collectRestPeriods = 10
 
-    /// From the period timer: asks for a step of the collection (on the command link,
-    /// behind this node's writes).
+    /// From the period timer: asks every serving shard for a step of its collection (on
+    /// its command link, behind this node's writes there).
     func collectIdleChannels() {
         guard settings.collectKeys > 0, let sha = scripts["collect"] else { return }
         let periodMs = max(100, min(1_000, settings.nodeTimeoutMs / 3))
         let arguments = [Array("EVALSHA".utf8), sha, Array("0".utf8), Array(prefix.utf8), Array(String(periodMs).utf8),
                          Array(String(settings.collectKeys).utf8), Array(String(periodMs * Self.collectRestPeriods).utf8)]
-        commands.send(arguments) { [unowned self] reply in
-            if let failure = reply.failure, failure.hasPrefix("NOSCRIPT") { return loadScripts() }
-            guard let found = reply.elements, found.first?.integer == 1 else { return }
-            forgetIdle(found.dropFirst())
+        for (shard, link) in servingLinks {
+            link.send(arguments) { [unowned self] reply in
+                if let failure = reply.failure, failure.hasPrefix("NOSCRIPT") { return scriptsMissing(onShard: shard) }
+                guard let found = reply.elements, found.first?.integer == 1 else { return }
+                forgetIdle(found.dropFirst(), on: shard)
+            }
         }
     }
 
     /// Of `found` (`CH SEQ` pairs), the channels no node's interest covers go to `forget`.
-    private func forgetIdle(_ found: ArraySlice<RedisReply>) {
-        guard let sha = scripts["forget"], !found.isEmpty else { return }
+    private func forgetIdle(_ found: ArraySlice<RedisReply>, on shard: Int) {
+        guard let sha = scripts["forget"], !found.isEmpty, let link = dataLink(shard) else { return }
         var batch: [[UInt8]] = []
         func send() {
             guard !batch.isEmpty else { return }
-            commands.send([Array("EVALSHA".utf8), sha, Array("0".utf8), Array(prefix.utf8)] + batch) { _ in }
+            link.send([Array("EVALSHA".utf8), sha, Array("0".utf8), Array(prefix.utf8)] + batch) { _ in }
             batch.removeAll(keepingCapacity: true)
         }
         var at = found.startIndex
@@ -43,6 +45,6 @@ extension ClusterEngine {
             if batch.count >= 2 * Self.forgetBatch { send() }
         }
         send()
-        commands.flush()
+        link.flush()
     }
 }

@@ -11,11 +11,12 @@ extension ClusterEngine {
     /// then evicts (bounded work inside Redis per call).
     static let settleChannelsMax = 256
 
-    /// Counts `bytes` of history this node just kept on `channel`; with `user` (auth on),
-    /// lists the channel for that user's charge at the next `settle`.
+    /// Counts `bytes` of history this node just kept on `channel` (on its shard); with
+    /// `user` (auth on), lists the channel for that user's charge at the next `settle`.
     func addHistoryBytes(_ bytes: Int, channel: [UInt8], user: String?) {
-        unsettledHistoryBytes += bytes
-        if let user, unsettledHistoryChannels[channel] == nil { unsettledHistoryChannels[channel] = user }
+        let shard = self.shard(of: channel)
+        unsettledHistoryBytes[shard] += bytes
+        if let user, unsettledHistoryChannels[shard][channel] == nil { unsettledHistoryChannels[shard][channel] = user }
     }
 
     /// A `state` script's success comes as one string, `REV SEQ INDEX KEPT` (an array reply
@@ -44,25 +45,30 @@ extension ClusterEngine {
     /// the cap until they are trimmed or evicted, and counted off then; its channels are
     /// charged at their next settle).
     func settleHistoryIfDue(force: Bool = false) {
-        let due = unsettledHistoryBytes >= scriptParameters.settleBytes
-            || unsettledHistoryChannels.count >= Self.settleChannelsMax
-            || (force && (unsettledHistoryBytes > 0 || !unsettledHistoryChannels.isEmpty))
-        guard due, let sha = scripts["settle"] else { return }
-        let bytes = unsettledHistoryBytes
-        unsettledHistoryBytes = 0
-        let channels = unsettledHistoryChannels
-        unsettledHistoryChannels = [:]
+        for shard in 0..<shardMap.count { settleHistoryIfDue(shard: shard, force: force) }
+    }
+
+    /// `settleHistoryIfDue` for one shard: each shard counts (and evicts within) its share.
+    private func settleHistoryIfDue(shard: Int, force: Bool) {
+        let bytes = unsettledHistoryBytes[shard]
+        let channels = unsettledHistoryChannels[shard]
+        let due = bytes >= scriptParameters.settleBytes
+            || channels.count >= Self.settleChannelsMax
+            || (force && (bytes > 0 || !channels.isEmpty))
+        guard due, let sha = scripts["settle"], let link = dataLink(shard) else { return }
+        unsettledHistoryBytes[shard] = 0
+        unsettledHistoryChannels[shard] = [:]
         var byUser: [String: [[UInt8]]] = [:]
         for (channel, user) in channels { byUser[user, default: []].append(channel) }
         var arguments: [[UInt8]] = [Array("EVALSHA".utf8), sha, Array("0".utf8), Array(String(bytes).utf8)]
         arguments.reserveCapacity(arguments.count + 3 * byUser.count + channels.count)
         for (user, list) in byUser {
-            let limit = historyLimit(of: user)
+            let limit = ClusterScriptParameters.share(historyLimit(of: user), of: shardMap.count)
             arguments += [Array(user.utf8), Array(String(limit).utf8), Array(String(list.count).utf8)]
             arguments += list
         }
-        commands.send(arguments) { [unowned self] reply in
-            if let failure = reply.failure, failure.hasPrefix("NOSCRIPT") { loadScripts() }
+        link.send(arguments) { [unowned self] reply in
+            if let failure = reply.failure, failure.hasPrefix("NOSCRIPT") { scriptsMissing(onShard: shard) }
         }
     }
 
@@ -75,7 +81,7 @@ extension ClusterEngine {
     /// Loads the data-path scripts again when the limits they hold changed (SIGHUP), and
     /// switches to them once Redis has them all; calls meanwhile use the old ones.
     func reloadScriptsIfChanged() {
-        let wanted = ClusterScriptParameters(prefix: prefix, config: server.config)
+        let wanted = ClusterScriptParameters(prefix: prefix, config: server.config, shards: shardMap.count)
         guard wanted != scriptParameters, !isReloadingScripts, commands.isConnected else { return }
         isReloadingScripts = true
         let sources = Self.dataPathScripts(wanted)
@@ -88,6 +94,7 @@ extension ClusterEngine {
                 guard loaded.count == sources.count else { return }
                 scripts.merge(loaded) { _, new in new }
                 scriptParameters = wanted
+                for shard in dataShards where shard.loadedScripts != nil { loadScripts(on: shard) }
                 server.logger.info("cluster: scripts loaded again with the new limits", ["history": wanted.history])
             }
         }

@@ -130,6 +130,7 @@ extension ClusterEngine {
         server.logger.error("cluster: this node was declared down while running; closing every client (node_reset) and joining again under a new index",
                             ["node": settings.node, "index": nodeIndex, "reason": reason])
         for link in [commands, messages, control] { link.cut("this node was declared down") }
+        cutShards("this node was declared down")
         refreshSentAt = nil
         retryJoin()
     }
@@ -164,6 +165,7 @@ extension ClusterEngine {
         incarnation.endReset(registeredAt: uv_hrtime())
         publishLiveness()
         for link in [commands, messages, control] { link.cut("joined again under a new index") }
+        cutShards("joined again under a new index")
         server.logger.warn("cluster: joined again as a new incarnation", ["node": settings.node, "old_index": old, "index": nodeIndex])
     }
 }

@@ -110,16 +110,23 @@ extension ClusterEngine {
     /// delivered on it (`ClusterStateScripts.resume`, in calls of 1,000 channels), and reads
     /// back from history the events of the channels whose counter had gone past it
     /// (`Broker+ClusterResume`); their live events are held until then.
-    func resumeSeqs() {
-        let delivered = server.shared.withLock { broker in broker.beginResume() }
-        var start = 0
-        while start < delivered.count {
-            let batch = Array(delivered[start..<min(start + ClusterState.undeclareBatch, delivered.count)])
-            var arguments = [Array("EVALSHA".utf8), scripts["resume"] ?? [], Array("0".utf8), Array(prefix.utf8)]
-            for (channel, seq, _) in batch { arguments += [channel, Array(String(seq).utf8)] }
-            let sent = commands.send(arguments) { [unowned self] reply in resumed(batch, missed: reply) }
-            if !sent { resumed(batch, missed: .disconnected) }
-            start += batch.count
+    ///
+    /// With `include`, only the channels it accepts (one shard came back); each channel's
+    /// call goes to its shard.
+    func resumeSeqs(where include: @escaping ([UInt8]) -> Bool = { _ in true }) {
+        let delivered = server.shared.withLock { broker in broker.beginResume(where: include) }
+        var byShard: [[(channel: [UInt8], seq: Int, wanted: Bool)]] = Array(repeating: [], count: shardMap.count)
+        for point in delivered { byShard[shard(of: point.channel)].append(point) }
+        for (shard, points) in byShard.enumerated() {
+            var start = 0
+            while start < points.count {
+                let batch = Array(points[start..<min(start + ClusterState.undeclareBatch, points.count)])
+                var arguments = [Array("EVALSHA".utf8), scripts["resume"] ?? [], Array("0".utf8), Array(prefix.utf8)]
+                for (channel, seq, _) in batch { arguments += [channel, Array(String(seq).utf8)] }
+                let sent = dataLink(shard)?.send(arguments) { [unowned self] reply in resumed(batch, missed: reply) } ?? false
+                if !sent { resumed(batch, missed: .disconnected) }
+                start += batch.count
+            }
         }
     }
 
@@ -135,10 +142,10 @@ extension ClusterEngine {
         for (channel, seq, wanted) in batch where wanted && missed.contains(channel) {
             let arguments = [Array("EVALSHA".utf8), scripts["catchUp"] ?? [], Array("0".utf8), Array(prefix.utf8),
                              [], channel, Array("0".utf8), Array("0".utf8), Array(String(seq).utf8), limit, bytes]
-            let sent = commands.send(arguments) { [unowned self] reply in
+            let sent = dataLink(shard(of: channel))?.send(arguments) { [unowned self] reply in
                 let history = Self.catchUpValue(reply)
                 server.shared.withLock { broker in broker.endResume(channel, history: history) }
-            }
+            } ?? false
             if !sent { server.shared.withLock { broker in broker.endResume(channel, history: nil) } }
         }
     }

@@ -36,17 +36,23 @@ final class ClusterEngine {
     var movingFrom: RedisAddress?
     var movingSince: UInt64?
     var fences: [RedisFence] = []
-    /// State writes sent since the last `WAIT` (`ClusterEngine+Replicas`).
-    var openReplicaWait: ReplicaWait?
+    /// Per shard, the state writes sent since its last `WAIT` (`ClusterEngine+Replicas`).
+    var openReplicaWaits: [Int: ReplicaWait] = [:]
     let table = InterestTable()
+    /// Where each channel's data lives (`cluster.shards`; one shard with `cluster.redis`).
+    let shardMap: ShardMap
+    /// The Redis primaries after the first (`ClusterEngine+Shards`).
+    let dataShards: [DataShard]
     var scripts: [String: [UInt8]] = [:]
     /// What the loaded data-path scripts were built with (`ClusterScriptParameters`).
     var scriptParameters: ClusterScriptParameters
-    /// History bytes this node added and has not told Redis yet (`ClusterEngine+History`).
-    var unsettledHistoryBytes = 0
-    /// The channels this node kept history on since it last called `settle`, each with the
-    /// user whose publish did (auth on only), for the per-user charge (`ClusterEngine+History`).
-    var unsettledHistoryChannels: [[UInt8]: String] = [:]
+    /// Per shard, the history bytes this node added there and has not told it yet
+    /// (`ClusterEngine+History`).
+    var unsettledHistoryBytes: [Int]
+    /// Per shard, the channels this node kept history on since it last called `settle`
+    /// there, each with the user whose publish did (auth on only), for the per-user charge
+    /// (`ClusterEngine+History`).
+    var unsettledHistoryChannels: [[[UInt8]: String]]
     /// A reload of the data-path scripts under way (the configuration changed).
     var isReloadingScripts = false
     /// Where the engine is on its way to readiness (`ClusterLifecycle`): its tables are the
@@ -108,18 +114,23 @@ final class ClusterEngine {
     static let barrierTimeoutNs: UInt64 = 2_000_000_000
 
     var prefix: String { settings.keyPrefix }
-    private var ownChannel: [UInt8] { Array((prefix + "n:" + String(nodeIndex)).utf8) }
+    var ownChannel: [UInt8] { Array((prefix + "n:" + String(nodeIndex)).utf8) }
     private var interestChannel: [UInt8] { Array((prefix + "interest").utf8) }
 
     init(settings: ClusterSettings, nodeIndex: Int, server: Server, loop: UnsafeMutablePointer<uv_loop_t>) {
         self.settings = settings
         self.nodeIndex = nodeIndex
         self.server = server
-        scriptParameters = ClusterScriptParameters(prefix: settings.keyPrefix, config: server.config)
+        scriptParameters = ClusterScriptParameters(prefix: settings.keyPrefix, config: server.config,
+                                                   shards: settings.shardCount)
         commands = RedisLink(host: settings.redisHost, port: settings.redisPort, loop: loop)
         messages = RedisLink(host: settings.redisHost, port: settings.redisPort, loop: loop)
         control = RedisLink(host: settings.redisHost, port: settings.redisPort, loop: loop)
         pubSubBacklog = PubSubBacklog(link: control, prefix: settings.keyPrefix, loop: loop)
+        shardMap = ShardMap(count: settings.shardCount)
+        unsettledHistoryBytes = Array(repeating: 0, count: settings.shardCount)
+        unsettledHistoryChannels = Array(repeating: [:], count: settings.shardCount)
+        dataShards = settings.otherShards.enumerated().map { DataShard(index: $0.offset + 1, shard: $0.element, loop: loop) }
         sentinel = settings.sentinel.map { SentinelResolver($0, loop: loop) }
         sentinelWatch = settings.sentinel.map { SentinelWatch($0, loop: loop) }
         for link in [commands, messages, control] { link.credentials = settings.redisCredentials }
@@ -156,6 +167,7 @@ final class ClusterEngine {
         commands.start()
         messages.start()
         control.start()
+        startShards()
         startSentinelWatch()
         startBackpressure()
         let period = UInt64(min(1_000, settings.nodeTimeoutMs / 3))
@@ -183,6 +195,8 @@ final class ClusterEngine {
             StatsFigure("cluster_outstanding_bytes", commands.outstandingBytes),
             StatsFigure("cluster_paused_connections", server.clusterBackpressure?.pausedConnections ?? 0),
             StatsFigure("cluster_node_resets", incarnation.resets),
+            StatsFigure("cluster_shards", shardMap.count),
+            StatsFigure("cluster_shards_serving", (isReady ? 1 : 0) + dataShards.filter(\.isReady).count),
         ]
     }
 
@@ -199,6 +213,7 @@ final class ClusterEngine {
         commands.close()
         messages.close()
         control.close()
+        for shard in dataShards { shard.close() }
         pubSubBacklog.close()
         sentinel?.close()
         sentinelWatch?.close()
@@ -235,8 +250,9 @@ final class ClusterEngine {
         if !run.isEmpty { publish(run) }
         waitForReplicas()
         // The pass's batch leaves now, not when the loop next polls (docs/architecture.md,
-        // "The Redis write path").
+        // "The Redis write path"): one pipelined batch per shard.
         commands.flush()
+        flushShards()
     }
 
     // MARK: - Publishing
@@ -249,6 +265,22 @@ final class ClusterEngine {
     private func publish(_ batch: [ClusterState.Event]) {
         let events = routeDirect(batch)
         guard !events.isEmpty else { return }
+        guard shardMap.count > 1 else { return publish(events, shard: 0) }
+        // Several shards: each channel's events go to its shard, in their order there.
+        var byShard: [[RoutedEvent]] = Array(repeating: [], count: shardMap.count)
+        var last: (channel: [UInt8], shard: Int)?
+        for routed in events {
+            let channel = routed.event.channel
+            let shard: Int
+            if let last, last.channel == channel { shard = last.shard } else { shard = self.shard(of: channel) }
+            last = (channel, shard)
+            byShard[shard].append(routed)
+        }
+        for (shard, routed) in byShard.enumerated() where !routed.isEmpty { publish(routed, shard: shard) }
+    }
+
+    /// One `publish` call on `shard` for events of its channels.
+    private func publish(_ events: [RoutedEvent], shard: Int) {
         var runOf: [[UInt8]: Int] = [:]
         var runs: [(first: Int, members: [Int], records: [UInt8])] = []
         for (position, routed) in events.enumerated() {
@@ -294,12 +326,13 @@ final class ClusterEngine {
         let members = runs.map(\.members)
         let loneTargets = lone ? events[runs[0].first].nodes.count : nil
         let list = events.map(\.event)
-        let sent = commands.send(arguments) { [unowned self] reply in
+        let sent = dataLink(shard)?.send(arguments) { [unowned self] reply in
+            if case .error(let text) = reply, text.hasPrefix("NOSCRIPT") { scriptsMissing(onShard: shard) }
             if let loneTargets, case .integer(let last) = reply {
                 return published(list, members, .array([.integer(last), .integer(loneTargets)]))
             }
             published(list, members, reply)
-        }
+        } ?? false
         if !sent { published(list, members, .disconnected) }
         settleHistoryIfDue()
     }
@@ -326,7 +359,6 @@ final class ClusterEngine {
         let reached = stride(from: 1, to: pairs.count, by: 2).map { pairs[$0] }
         let failure = seqs.count == events.count && reached.count == events.count ? nil
             : (reply.failure ?? "unexpected reply to publish")
-        if let failure, failure.hasPrefix("NOSCRIPT") { loadScripts() }
         server.shared.withLock { broker in
             for (position, event) in events.enumerated() where event.receipt != 0 || event.replyToken != nil || event.offer != nil {
                 if let offer = event.offer {
@@ -362,11 +394,21 @@ final class ClusterEngine {
                          Array(String(nodeIndex).utf8), Array(op.utf8), change.pattern, group,
                          Array(String(change.members).utf8)]
         }
-        let sent = commands.send(arguments) { [unowned self] reply in
-            guard change.added, change.ticket > 0 else { return }
-            interestRegistered(ticket: change.ticket, version: reply.integer)
+        // A new group's `ok` waits for its copies on the data shards too (their scripts
+        // pick members from them).
+        let waits = change.added && change.ticket > 0
+        var left = 1
+        var version: Int?
+        let finish: () -> Void = { [unowned self] in
+            left -= 1
+            if left == 0 && waits { interestRegistered(ticket: change.ticket, version: version) }
         }
-        if !sent && change.added && change.ticket > 0 { interestRegistered(ticket: change.ticket, version: nil) }
+        if change.group != nil { left += copyGroupChange(change, op: change.added ? "+" : "-") { _ in finish() } }
+        let sent = commands.send(arguments) { reply in
+            version = reply.integer
+            finish()
+        }
+        if !sent { finish() }
     }
 
     /// One `locks` script call for a connection's lock change; a held answer waits for
@@ -431,7 +473,7 @@ final class ClusterEngine {
         }
     }
 
-    private func deliver(_ payload: [UInt8]) {
+    func deliver(_ payload: [UInt8]) {
         let now = server.main.now
         let complete = server.shared.withLock { broker in
             var unheard: [[UInt8]] = []
@@ -523,7 +565,7 @@ final class ClusterEngine {
     /// Sends every script's `SCRIPT LOAD`; once all are loaded, the lifecycle goes on.
     private func sendScripts() {
         let run = lifecycle.run
-        scriptParameters = ClusterScriptParameters(prefix: prefix, config: server.config)
+        scriptParameters = ClusterScriptParameters(prefix: prefix, config: server.config, shards: shardMap.count)
         let sources = Self.scriptSources(scriptParameters)
         var left = sources.count
         var failure: String?
@@ -573,6 +615,7 @@ final class ClusterEngine {
         sendAcknowledgement(version)
         server.logger.info("cluster ready", ["node": settings.node, "index": nodeIndex])
         if !registersAgain { announceUp() }
+        shardsMayServe()
         let pass = queued
         queued = []
         guard registersAgain else {
@@ -637,6 +680,7 @@ final class ClusterEngine {
         if incarnation.isResetting { return retryJoin() }
         followSentinel()
         if livenessLink.isConnected && !dropIfStalled() { refreshLiveness() }
+        refreshShardLiveness()
         if isReady {
             reloadScriptsIfChanged()
             settleHistoryIfDue(force: true)
@@ -650,5 +694,6 @@ final class ClusterEngine {
         expireLockQueries(now: uv_hrtime())
         commands.flush()
         control.flush()
+        flushShards()
     }
 }

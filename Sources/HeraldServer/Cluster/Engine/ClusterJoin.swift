@@ -32,6 +32,7 @@ struct ClusterJoin {
         guard case .integer(let index) = try link.run(["INCR", p + "node_index"]) else {
             throw ClusterError("Redis at \(primary): INCR node_index did not give an integer")
         }
+        try checkShardList(settings, link, primary)
         _ = try link.run(["SET", p + "epoch", epochCandidate, "NX"])
         guard case .string(let epoch) = try link.run(["GET", p + "epoch"]) else {
             throw ClusterError("Redis at \(primary): no epoch")
@@ -45,6 +46,29 @@ struct ClusterJoin {
         return joined
     }
 
+    /// Records the shard list on shard 0 (`{p}shards`) when none is, else checks this
+    /// node's against it: the same count, and the same shards after the first (the first is
+    /// where the record is, whatever address this node reaches it by). A node whose list
+    /// differs would place channels where the others do not look: it does not start.
+    static func checkShardList(_ settings: ClusterSettings, _ link: BlockingRedis, _ primary: RedisAddress) throws(ClusterError) {
+        let key = settings.keyPrefix + "shards"
+        let mine = settings.shardList
+        _ = try link.run(["SET", key, mine, "NX"])
+        guard case .string(let bytes) = try link.run(["GET", key]) else { return }
+        let recorded = String(decoding: bytes, as: UTF8.self)
+        guard !Self.sameShards(recorded, mine) else { return }
+        throw ClusterError("the shard list differs from the cluster's: this node has [\(mine)], Redis at \(primary) records "
+            + "[\(recorded)]; give every node the same cluster.shards in the same order, or move the data with "
+            + "heraldd --reshard (docs/operations.md, \"Changing the shard list\")")
+    }
+
+    /// Whether two recorded shard lists place channels alike (shard 0 compared by place only).
+    static func sameShards(_ one: String, _ other: String) -> Bool {
+        let a = one.split(separator: ",", omittingEmptySubsequences: false)
+        let b = other.split(separator: ",", omittingEmptySubsequences: false)
+        return a.count == b.count && a.dropFirst().elementsEqual(b.dropFirst())
+    }
+
     /// Leaves: forgets the node's interest and liveness and tells the others. Best effort (a
     /// node that cannot reach Redis at stop is left to the TTL). Its entry in `{p}nodes`
     /// stays, marked `{p}left:INDEX`, so the next reaper publishes `$sys.node.down` with
@@ -54,11 +78,19 @@ struct ClusterJoin {
         defer { link.close() }
         let p = settings.keyPrefix
         let node = String(nodeIndex)
-        // Queue groups: this node's member counts go, so no event is assigned to it.
+        // Queue groups: this node's member counts go, so no event is assigned to it, on
+        // every shard (each holds a copy for its channels' scripts).
+        var groups: [String] = []
         if case .array(let entries)? = try? link.run(["SMEMBERS", p + "i:" + node]) {
-            for entry in entries.compactMap(\.bytes) where entry.contains(32) {
-                _ = try? link.run(["HDEL", p + "g:" + String(decoding: entry, as: UTF8.self), node])
-            }
+            groups = entries.compactMap(\.bytes).filter { $0.contains(32) }.map { p + "g:" + String(decoding: $0, as: UTF8.self) }
+        }
+        for group in groups { _ = try? link.run(["HDEL", group, node]) }
+        for shard in settings.otherShards where shard.sentinel == nil {
+            guard let other = try? BlockingRedis(RedisAddress(host: shard.host, port: shard.port),
+                                                 credentials: shard.credentials) else { continue }
+            for group in groups { _ = try? other.run(["HDEL", group, node]) }
+            _ = try? other.run(["DEL", p + "alive:" + node])
+            other.close()
         }
         _ = try? link.run(["DEL", p + "i:" + node, p + "alive:" + node])
         _ = try? link.run(["SET", p + "left:" + node, "1", "PX", "60000"])

@@ -9,8 +9,17 @@ import HeraldBroker
 /// (`reapInstances`), whose removals arrive as announcements: nothing to drop here.
 final class InstanceOwnerMirror: EngineMirror, MirroredTable {
     /// Ends the exact subscriptions of the removed channels here.
+    ///
+    /// With several shards, the removal script cleared the channels of shard 0 only: the
+    /// others are cleared on their shards by one node, the owner's, or, when that node is
+    /// gone (the reaper's removals), the live node with the lowest index.
     func apply(_ message: ClusterRemovalMessage) {
         withBroker { broker in broker.clusterChannelsRemoved(message.names) }
+        guard engine.shardMap.count > 1 else { return }
+        let ownerNode = message.owner >> 32
+        let clears = ownerNode == engine.nodeIndex
+            || (engine.acknowledged[ownerNode] == nil && engine.acknowledged.keys.min() == engine.nodeIndex)
+        if clears { engine.clearOnShards(message.names) }
     }
 
     /// Never called: there is no snapshot.

@@ -33,4 +33,20 @@ enum ClusterGroupScripts {
     redis.call('PUBLISH', p .. 'interest', op .. node .. ' ' .. v .. ' ' .. entry)
     return v
     """
+
+    /// A node's member count of a group, copied to a data shard (issue 33): ARGV = prefix,
+    /// node, op (`+` or `=` writes the count, `-` removes it), pattern, group, members. The
+    /// shard's publish and state scripts pick members from it as shard 0's do; no version,
+    /// no announcement (interest lives on shard 0).
+    static let groupLayout = """
+    local p, node, op = ARGV[1], ARGV[2], ARGV[3]
+    local gk = p .. 'g:' .. ARGV[4] .. ' ' .. ARGV[5]
+    if op == '-' then
+      redis.call('HDEL', gk, node)
+      if redis.call('HLEN', gk) == 1 and redis.call('HEXISTS', gk, 'rr') == 1 then redis.call('DEL', gk) end
+    else
+      redis.call('HSET', gk, node, ARGV[6])
+    end
+    return 0
+    """
 }

@@ -58,6 +58,13 @@ enum ClusterInstanceScripts {
 
     """
 
+    /// Clears removed instance channels on a data shard (issue 33): ARGV = prefix,
+    /// channels…; shard 0's removal scripts cleared their own and announced them all.
+    static let clearOnShard = "local p = ARGV[1]\n" + clear + """
+    for at = 2, #ARGV do clear(ARGV[at]) end
+    return #ARGV - 1
+    """
+
     /// Claims channels for an owner: ARGV = prefix, targets (unused), node, owner, channels….
     /// A channel nobody owns becomes the owner's; one it owns already stays so. With one
     /// channel, returns `{0}` or `{1, OWNER}` when another owner holds it; with several

@@ -21,14 +21,22 @@ struct ClusterScriptParameters: Equatable {
     /// `max_retained_bytes`.
     var maxRetainedBytes: Int
 
-    /// The parameters of `config` and the cluster's `settings`.
-    init(prefix: String, config: Config) {
+    /// The parameters of `config` over `shards` Redis primaries: each shard's scripts
+    /// bound its share of the data set's figures (`history_bytes` and `max_retained_bytes`
+    /// divided by the shard count, rounded up), so that N shards together hold what one
+    /// would (docs/architecture.md, "Several Redis primaries").
+    init(prefix: String, config: Config, shards: Int = 1) {
         self.prefix = prefix
         history = config.history
-        historyBytes = config.historyBytes
+        historyBytes = Self.share(config.historyBytes, of: shards)
         maxValueBytes = config.maxValueBytes
         maxListLength = config.maxListLength
-        maxRetainedBytes = config.maxRetainedBytes
+        maxRetainedBytes = Self.share(config.maxRetainedBytes, of: shards)
+    }
+
+    /// One shard's share of `figure` (0, no limit, stays 0).
+    static func share(_ figure: Int, of shards: Int) -> Int {
+        shards <= 1 || figure <= 0 ? figure : (figure + shards - 1) / shards
     }
 
     /// How far past `history` a channel's history may grow before it is trimmed back in one

@@ -3,6 +3,8 @@
 struct ClusterRemovalMessage: MirrorWireMessage {
     /// The removed channels.
     let names: [[UInt8]]
+    /// The owner's global connection id (its node is `owner >> 32`).
+    let owner: Int
     /// None: a removal is applied at once, ready or not.
     var announcedVersion: Int? { nil }
     /// None: the reaper announces a dead node's removals.
@@ -14,7 +16,8 @@ struct ClusterRemovalMessage: MirrorWireMessage {
     /// Parses a message. - Returns: nil when it is malformed.
     init?(_ payload: [UInt8]) {
         let fields = payload.dropFirst().split(separator: 32, omittingEmptySubsequences: true)
-        guard fields.count >= 3 else { return nil }
+        guard fields.count >= 3, let owner = ClusterWireNumber.parse(fields[0]) else { return nil }
+        self.owner = owner
         names = fields.dropFirst(2).map { Array($0) }
     }
 }
