@@ -9,8 +9,11 @@ extension CommandLineOptions {
         }
         return """
             Usage: heraldd [options]
+                   heraldd --reshard <old> <new> [--key-prefix <prefix>]
 
             Runs the Herald pub/sub daemon. Flags override the config file.
+            With --reshard, moves a stopped cluster's channels to a new shard list instead
+            (docs/operations.md, "Changing the shard list").
 
             Options:
             \(lines.joined(separator: "\n"))

@@ -23,6 +23,10 @@ public struct CommandLineOptions: Equatable, Sendable {
     public var repair: Bool = false
     /// `--hash-token`: print the `token_hash` for this token and exit.
     public var hashToken: String?
+    /// `--reshard OLD NEW`: move channels from one shard list to another and exit (`Reshard`).
+    public var reshard: ReshardLists?
+    /// `--key-prefix`: the cluster's `key_prefix`, for `--reshard`.
+    public var keyPrefix: String?
     /// `--version`: print the version and exit.
     public var showVersion: Bool
     /// `--help` or `-h`: print `helpText` and exit.
@@ -60,6 +64,7 @@ public struct CommandLineOptions: Equatable, Sendable {
                 case .positional(let argument): throw .unexpectedArgument(argument)
                 }
             }
+            try options.checkReshard()
             return options
         } catch {
             throw ConfigError(error.description)
@@ -75,6 +80,8 @@ public struct CommandLineOptions: Equatable, Sendable {
             setSwitch(known)
         case .config: configPath = try scanner.value(for: flag)
         case .hashToken: hashToken = try scanner.value(for: flag)
+        case .reshard: reshard = try Self.lists(after: flag, from: &scanner)
+        case .keyPrefix: keyPrefix = try scanner.value(for: flag)
         case .host: host = try scanner.value(for: flag)
         case .unix: unix = try scanner.value(for: flag)
         case .dataDir: dataDir = try scanner.value(for: flag)
@@ -86,6 +93,33 @@ public struct CommandLineOptions: Equatable, Sendable {
                 throw .badValue(flag.name, text, expected: ConfigKey.logLevel.rule.expectation)
             }
             logLevel = level
+        }
+    }
+
+    /// `--reshard`'s two values: OLD (inline after `=` or the next argument) and NEW.
+    private static func lists(after flag: ArgumentScanner.Flag, from scanner: inout ArgumentScanner) throws(ArgumentError) -> ReshardLists {
+        let old = try scanner.value(for: flag)
+        do throws(ArgumentError) {
+            return ReshardLists(old: old, new: try scanner.value(for: ArgumentScanner.Flag(name: flag.name)))
+        } catch {
+            throw ArgumentError("\(flag.name): missing NEW (give the old shard list, then the new one)")
+        }
+    }
+
+    /// `--reshard` is a mode of its own: it takes `--key-prefix` and nothing else, and
+    /// `--key-prefix` means nothing without it.
+    private func checkReshard() throws(ArgumentError) {
+        guard reshard != nil else {
+            if keyPrefix != nil { throw ArgumentError("--key-prefix: only with --reshard") }
+            return
+        }
+        let others: [(Bool, DaemonFlag)] = [
+            (configPath != nil, .config), (host != nil, .host), (port != nil, .port), (unix != nil, .unix),
+            (dataDir != nil, .dataDir), (workers != nil, .workers), (logLevel != nil, .logLevel),
+            (checkConfig, .checkConfig), (repair, .repair), (hashToken != nil, .hashToken),
+        ]
+        if let other = others.first(where: \.0) {
+            throw ArgumentError("--reshard: cannot be combined with \(other.1.rawValue) (it takes only --key-prefix)")
         }
     }
 
@@ -104,5 +138,20 @@ public struct CommandLineOptions: Equatable, Sendable {
             throw .badValue(flag.name, text, expected: key.rule.expectation)
         }
         return value
+    }
+}
+
+/// The two shard lists of `heraldd --reshard OLD NEW`, as written (comma-separated
+/// `redis://` URLs; `Reshard` reads them).
+public struct ReshardLists: Equatable, Sendable {
+    /// The list the cluster ran with.
+    public var old: String
+    /// The list it is to run with.
+    public var new: String
+
+    /// Creates the pair.
+    public init(old: String, new: String) {
+        self.old = old
+        self.new = new
     }
 }

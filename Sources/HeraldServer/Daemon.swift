@@ -33,6 +33,9 @@ public enum Daemon {
             print("heraldd " + Version.current)
             return 0
         }
+        if let lists = options.reshard {
+            return Reshard.main(old: lists.old, new: lists.new, prefix: options.keyPrefix ?? ClusterSettings.defaultKeyPrefix)
+        }
         if let token = options.hashToken {
             guard let line = Config.hashToken(token) else {
                 printError("heraldd: OpenSSL could not derive the key")

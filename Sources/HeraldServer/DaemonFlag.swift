@@ -12,6 +12,8 @@ enum DaemonFlag: String, CaseIterable, Sendable {
     case checkConfig = "--check-config"
     case repair = "--repair"
     case hashToken = "--hash-token"
+    case reshard = "--reshard"
+    case keyPrefix = "--key-prefix"
     case version = "--version"
     case help = "--help"
 
@@ -29,7 +31,7 @@ enum DaemonFlag: String, CaseIterable, Sendable {
         case .dataDir: return .dataDir
         case .workers: return .workers
         case .logLevel: return .logLevel
-        case .config, .checkConfig, .repair, .version, .help, .hashToken: return nil
+        case .config, .checkConfig, .repair, .version, .help, .hashToken, .reshard, .keyPrefix: return nil
         }
     }
 
@@ -41,6 +43,8 @@ enum DaemonFlag: String, CaseIterable, Sendable {
         case .port, .workers: return "<n>"
         case .logLevel: return "<level>"
         case .hashToken: return "<token>"
+        case .reshard: return "<old> <new>"
+        case .keyPrefix: return "<prefix>"
         case .checkConfig, .repair, .version, .help: return nil
         }
     }
@@ -65,6 +69,8 @@ enum DaemonFlag: String, CaseIterable, Sendable {
         case .checkConfig: return "validate the config and flags, print the result, exit"
         case .repair: return "start from what still verifies in damaged state files (set aside in damaged/)"
         case .hashToken: return "print a token_hash line for auth.users (pbkdf2-sha256, random salt), exit"
+        case .reshard: return "move channels from shard list <old> to <new> (comma-separated redis:// URLs), cluster stopped, exit"
+        case .keyPrefix: return "with --reshard: the cluster's key_prefix (default: \(ClusterSettings.defaultKeyPrefix))"
         case .version: return "print the version and exit"
         case .help: return "print this help and exit"
         }

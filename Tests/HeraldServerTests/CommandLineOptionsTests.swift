@@ -114,14 +114,14 @@ private func parseError(_ args: [String]) -> String? {
     @Test func helpTextListsEveryFlagWithADescription() {
         let help = CommandLineOptions.helpText
         for flag in ["--config", "--host", "--port", "--unix", "--data-dir", "--workers", "--log-level",
-                     "--check-config", "--repair", "--hash-token", "--version", "--help", "-h"] {
+                     "--check-config", "--repair", "--hash-token", "--reshard", "--key-prefix", "--version", "--help", "-h"] {
             #expect(help.contains(flag), "help text lacks \(flag)")
         }
         #expect(help.contains("(default: 7400)"))
         #expect(help.contains("(default: 127.0.0.1)"))
         #expect(help.contains("(default: info)"))
         let flagLines = help.split(separator: "\n").filter { $0.hasPrefix("  -") }
-        #expect(flagLines.count == 12)
+        #expect(flagLines.count == 14)
     }
 }
 
