@@ -48,9 +48,9 @@ struct ClusterShardServingTests {
         var seen: [String: [Int]] = [:]
         for _ in 0..<6 {
             let event = try subscriber.frame()
-            seen[event["ch"] as? String ?? "?", default: []].append(event["seq"] as? Int ?? 0)
+            seen[event["event"] as? String ?? "?", default: []].append(event["seq"] as? Int ?? 0)
         }
-        for name in names { #expect(seen[name] == [1, 2], "\(name): the pub then the set, seq 1 and 2, across nodes: \(seen)") }
+        for name in names { #expect(seen[name] == [1, 2], "\(name): the pub then the set, seq 1 and 2, across nodes: \(seen) \(names)") }
         for (index, name) in names.enumerated() {
             #expect(try shards[index].command("HGET", "herald:m:" + name, "seq") == "2", "\(name)'s counter is on shard \(index)")
             for other in shards.indices where other != index {
@@ -62,8 +62,8 @@ struct ClusterShardServingTests {
         let answer = try reader.request(#"{"op":"sub","ch":"d.*","current":true,"sub":"c"}"#)
         #expect(answer["ok"] as? String == "sub")
         let currents = try (0..<3).map { _ in try reader.frame() }
-        #expect(currents.compactMap { $0["ch"] as? String } == names.sorted(), "every shard's values, in name order: \(currents)")
-        #expect(currents.compactMap { $0["data"] as? Int }.sorted() == [0, 10, 20])
+        #expect(currents.compactMap { $0["event"] as? String } == names.sorted(), "every shard's values, in name order: \(currents)")
+        #expect(currents.compactMap { $0["value"] as? Int }.sorted() == [0, 10, 20])
         #expect(try shards[0].command("GET", "herald:shards").split(separator: ",").count == 3, "the first shard records the list")
     }
 
@@ -78,7 +78,7 @@ struct ClusterShardServingTests {
         let writer = try TestClient(port: nodes[0].port)
         _ = try writer.frame()
         try ok(writer, #"{"op":"set","ch":"\#(down)","value":1}"#, "set")
-        #expect(try subscriber.frame()["ch"] as? String == down)
+        #expect(try subscriber.frame()["event"] as? String == down)
         shards[2].stop()
         var acknowledged = 0
         var refused = 0
@@ -92,8 +92,8 @@ struct ClusterShardServingTests {
         #expect(acknowledged == 50, "every write on a serving shard is acknowledged")
         #expect(refused == 50, "every publish on the down shard is unavailable")
         let events = try (0..<50).map { _ in try subscriber.frame() }
-        #expect(events.allSatisfy { $0["ch"] as? String == up }, "only the serving shard's events")
-        #expect(events.compactMap { $0["data"] as? Int } == Array(1...50), "in order, each once")
+        #expect(events.allSatisfy { $0["event"] as? String == up }, "only the serving shard's events")
+        #expect(events.compactMap { $0["value"] as? Int } == Array(1...50), "in order, each once")
         #expect(try writer.request(#"{"op":"get","ch":"\#(down)"}"#)["error"] as? String == "unavailable")
         #expect(try writer.request(#"{"op":"get","ch":"\#(up)"}"#)["value"] as? Int == 50)
         let late = try TestClient(port: nodes[2].port)
@@ -111,7 +111,7 @@ struct ClusterShardServingTests {
         }
         #expect(back["ok"] as? String == "set" && back["rev"] as? Int == 2, "served again, its data kept: \(back)")
         let resumed = try subscriber.frame()
-        #expect(resumed["ch"] as? String == down && resumed["data"] as? Int == 2, "\(resumed)")
+        #expect(resumed["event"] as? String == down && resumed["value"] as? Int == 2, "\(resumed)")
     }
 
     @Test func queueGroupsAndInstanceChannelsWorkOnEveryShard() throws {

@@ -53,9 +53,10 @@ public struct ClusterSettings: Equatable, Sendable {
     public var shardCount: Int { 1 + otherShards.count }
 
     /// The shard list as the first shard records it (`{p}shards`) and start-up compares it:
-    /// each shard's address, or `sentinel:MASTER`, without credentials, joined by `,`.
+    /// each shard's `redis://host:port` (`ShardList.recorded`), or `sentinel:MASTER`, without
+    /// credentials, joined by `,`.
     public var shardList: String {
-        let first = sentinel.map { "sentinel:" + $0.master } ?? "\(redisHost):\(redisPort)"
+        let first = sentinel.map { "sentinel:" + $0.master } ?? "redis://" + redisAddress.description
         return ([first] + otherShards.map(\.listed)).joined(separator: ",")
     }
 
@@ -240,7 +241,7 @@ public struct ClusterShard: Equatable, Sendable {
     }
 
     /// How the shard list names it (no credentials).
-    var listed: String { sentinel.map { "sentinel:" + $0.master } ?? "\(host):\(port)" }
+    var listed: String { sentinel.map { "sentinel:" + $0.master } ?? "redis://" + RedisAddress(host: host, port: port).description }
 }
 
 /// Why a `cluster.redis` address was refused.

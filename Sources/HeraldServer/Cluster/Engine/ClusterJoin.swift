@@ -56,6 +56,10 @@ struct ClusterJoin {
         _ = try link.run(["SET", key, mine, "NX"])
         guard case .string(let bytes) = try link.run(["GET", key]) else { return }
         let recorded = String(decoding: bytes, as: UTF8.self)
+        if recorded.hasPrefix("resharding") {
+            throw ClusterError("the cluster's data is being moved (\(recorded)): run the same heraldd --reshard again to "
+                + "finish it, then start the nodes with the new cluster.shards")
+        }
         guard !Self.sameShards(recorded, mine) else { return }
         throw ClusterError("the shard list differs from the cluster's: this node has [\(mine)], Redis at \(primary) records "
             + "[\(recorded)]; give every node the same cluster.shards in the same order, or move the data with "
