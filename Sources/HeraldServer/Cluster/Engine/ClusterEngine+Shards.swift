@@ -99,11 +99,11 @@ extension ClusterEngine {
     /// A shard whose links, scripts and subscription are all in place starts serving: this
     /// node's queue-group members and liveness are copied there, and, back after an outage,
     /// its channels' counters are resumed (`resumeSeqs`).
-    private func shardMayServe(_ shard: DataShard) {
+    private func shardMayServe(_ shard: DataShard, resumes: Bool = true) {
         guard shard.isReady, isReady else { return }
         copyGroupLayouts(to: shard)
         copyLiveness(to: shard)
-        if shard.wasReady {
+        if shard.wasReady && resumes {
             server.logger.info("cluster: a Redis shard is back", ["shard": shard.index, "redis": shard.address])
             let index = shard.index
             resumeSeqs { [unowned self] channel in self.shard(of: channel) == index }
@@ -114,9 +114,10 @@ extension ClusterEngine {
         shard.commands.flush()
     }
 
-    /// Shard 0 became ready: the shards already connected start serving too.
+    /// Shard 0 became ready: the shards already connected start serving too (their
+    /// channels are resumed with shard 0's, when it comes back: `registerAgain`).
     func shardsMayServe() {
-        for shard in dataShards { shardMayServe(shard) }
+        for shard in dataShards { shardMayServe(shard, resumes: false) }
     }
 
     /// A link of `shard` dropped: its channels are `unavailable` until it is back (the
