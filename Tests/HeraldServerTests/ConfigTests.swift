@@ -343,7 +343,7 @@ private func errorMessage(_ text: String) -> String? {
     }
 
     @Test func badSentinelSettingsNameTheirPlace() {
-        #expect(problem(#"{ cluster: { node: "a" } }"#).contains("give redis (one server) or sentinel"))
+        #expect(problem(#"{ cluster: { node: "a" } }"#).contains("give redis (one server), sentinel"))
         #expect(problem(#"{ cluster: { redis: "redis://h", sentinel: { master: "m", addresses: ["h:1"] }, node: "a" } }"#)
             .contains("not both"))
         #expect(problem(#"{ cluster: { sentinel: { addresses: ["h:1"] }, node: "a" } }"#).contains("cluster.sentinel.master"))
@@ -359,6 +359,38 @@ private func errorMessage(_ text: String) -> String? {
             #expect(problem(#"{ cluster: { redis: "redis://h", node: "a", wait_replicas: \#(bad) } }"#).contains("cluster.wait_replicas"), "\(bad)")
         }
         #expect(problem(#"{ cluster: { redis: "redis://h", node: "a", wait_timeout_ms: 5 } }"#).contains("cluster.wait_timeout_ms"))
+    }
+
+    /// Issue 33: `shards` in place of `redis`/`sentinel`, each a URL or a Sentinel group.
+    @Test func shardsListThePrimariesTheFirstOneHoldingTheClustersRecords() throws {
+        let settings = try decode(#"""
+            { cluster: { shards: ["redis://h0:7000", "redis://:pw@h1", { sentinel: { master: "s2", addresses: ["h2:26379"] } }],
+                         node: "a" } }
+            """#).cluster
+        #expect(settings?.redisHost == "h0" && settings?.redisPort == 7000 && settings?.shardCount == 3)
+        #expect(settings?.otherShards.first?.host == "h1" && settings?.otherShards.first?.port == 6379)
+        #expect(settings?.otherShards.first?.credentials?.password == "pw")
+        #expect(settings?.otherShards.last?.sentinel?.master == "s2")
+        #expect(settings?.shardList == "redis://h0:7000,redis://h1:6379,sentinel:s2", "no credentials in the recorded list")
+        let first = try decode(#"{ cluster: { shards: [{ sentinel: { master: "m", addresses: ["h:1"] } }], node: "a" } }"#).cluster
+        #expect(first?.sentinel?.master == "m" && first?.shardCount == 1)
+        let shared = try decode(#"{ cluster: { shards: ["redis://h0", "redis://h1"], node: "a", redis_password: "pw" } }"#).cluster
+        #expect(shared?.redisCredentials?.password == "pw" && shared?.otherShards.first?.credentials?.password == "pw",
+                "redis_password* applies to every shard")
+        #expect(try decode(#"{ cluster: { redis: "redis://h", node: "a" } }"#).cluster?.shardCount == 1)
+    }
+
+    @Test func badShardListsNameTheirPlace() {
+        #expect(problem(#"{ cluster: { shards: ["redis://h0"], redis: "redis://h", node: "a" } }"#).contains("not beside them"))
+        #expect(problem(#"{ cluster: { shards: [], node: "a" } }"#).contains("cluster.shards"))
+        #expect(problem(#"{ cluster: { shards: "redis://h", node: "a" } }"#).contains("cluster.shards"))
+        #expect(problem(#"{ cluster: { shards: ["http://h"], node: "a" } }"#).contains("cluster.shards[0]"))
+        #expect(problem(#"{ cluster: { shards: ["redis://h0", "redis://h1:0"], node: "a" } }"#).contains("cluster.shards[1]"))
+        #expect(problem(#"{ cluster: { shards: ["redis://h0", 3], node: "a" } }"#).contains("cluster.shards[1]"))
+        #expect(problem(#"{ cluster: { shards: ["redis://h0", { master: "m" }], node: "a" } }"#).contains("cluster.shards[1].master"))
+        #expect(problem(#"{ cluster: { shards: ["redis://h0:6379", "redis://h0"], node: "a" } }"#).contains("listed twice"))
+        #expect(problem(#"{ cluster: { shards: ["redis://:pw@h0", "redis://h1"], node: "a", redis_password: "x" } }"#)
+            .contains("not both"))
     }
 
     @Test func changingTheClusterNeedsARestart() throws {
