@@ -112,6 +112,15 @@ public final class Server {
             nextConnectionID = (join.nodeIndex << 32) | 1
             joined.redisHost = join.primary.host
             joined.redisPort = join.primary.port
+            // A data shard under Sentinel starts where its sentinels say (its links ask
+            // again on every reconnect; one that cannot be asked now is asked then).
+            for index in joined.otherShards.indices {
+                guard let sentinel = joined.otherShards[index].sentinel,
+                      let primary = try? SentinelLookup.primary(of: sentinel, credentials: joined.otherShards[index].credentials)
+                else { continue }
+                joined.otherShards[index].host = primary.host
+                joined.otherShards[index].port = primary.port
+            }
             clusterEngine = ClusterEngine(settings: joined, nodeIndex: join.nodeIndex, server: self, loop: workers[0].loop)
         }
         warnAboutPlainTokens(config)

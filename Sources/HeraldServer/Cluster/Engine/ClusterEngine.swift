@@ -27,15 +27,10 @@ final class ClusterEngine {
     /// How far behind the slowest live node is in reading its events, asked on `control`
     /// while this node has work outstanding (`ClusterEngine+Backpressure`).
     let pubSubBacklog: PubSubBacklog
-    /// Asks the sentinels for the primary before a link reconnects (`cluster.sentinel`).
-    let sentinel: SentinelResolver?
-    /// Hears the sentinels' failover notices (`ClusterEngine+Sentinel`).
-    let sentinelWatch: SentinelWatch?
-    /// The primary this node last fenced, the one it is moving from, and the fences under way.
-    var fencedPrimary: RedisAddress?
-    var movingFrom: RedisAddress?
-    var movingSince: UInt64?
-    var fences: [RedisFence] = []
+    /// Follows shard 0's primary under Sentinel (`cluster.sentinel`): asks the sentinels
+    /// before a link reconnects, hears their failover notices, fences and moves
+    /// (`PrimaryFollower`).
+    let follower: PrimaryFollower?
     /// Per shard, the state writes sent since its last `WAIT` (`ClusterEngine+Replicas`).
     var openReplicaWaits: [Int: ReplicaWait] = [:]
     let table = InterestTable()
@@ -123,19 +118,22 @@ final class ClusterEngine {
         self.server = server
         scriptParameters = ClusterScriptParameters(prefix: settings.keyPrefix, config: server.config,
                                                    shards: settings.shardCount)
-        commands = RedisLink(host: settings.redisHost, port: settings.redisPort, loop: loop)
-        messages = RedisLink(host: settings.redisHost, port: settings.redisPort, loop: loop)
-        control = RedisLink(host: settings.redisHost, port: settings.redisPort, loop: loop)
+        let commands = RedisLink(host: settings.redisHost, port: settings.redisPort, loop: loop)
+        let messages = RedisLink(host: settings.redisHost, port: settings.redisPort, loop: loop)
+        let control = RedisLink(host: settings.redisHost, port: settings.redisPort, loop: loop)
+        self.commands = commands
+        self.messages = messages
+        self.control = control
         pubSubBacklog = PubSubBacklog(link: control, prefix: settings.keyPrefix, loop: loop)
         shardMap = ShardMap(count: settings.shardCount)
         unsettledHistoryBytes = Array(repeating: 0, count: settings.shardCount)
         unsettledHistoryChannels = Array(repeating: [:], count: settings.shardCount)
-        dataShards = settings.otherShards.enumerated().map { DataShard(index: $0.offset + 1, shard: $0.element, loop: loop) }
-        sentinel = settings.sentinel.map { SentinelResolver($0, loop: loop) }
-        sentinelWatch = settings.sentinel.map { SentinelWatch($0, loop: loop) }
+        let logger = server.logger
+        dataShards = settings.otherShards.enumerated().map { DataShard(index: $0.offset + 1, shard: $0.element, logger: logger, loop: loop) }
         for link in [commands, messages, control] { link.credentials = settings.redisCredentials }
-        if let sentinel {
-            for link in [commands, messages, control] { link.resolve = { [unowned sentinel] done in sentinel.resolve(done) } }
+        follower = settings.sentinel.map { sentinel in
+            PrimaryFollower(sentinel, name: "primary", commands: commands, messages: messages, links: [commands, messages, control],
+                            credentials: settings.redisCredentials, logger: logger, loop: loop)
         }
         acknowledged[nodeIndex] = 0
         incarnation.registered(at: uv_hrtime())
@@ -215,8 +213,7 @@ final class ClusterEngine {
         control.close()
         for shard in dataShards { shard.close() }
         pubSubBacklog.close()
-        sentinel?.close()
-        sentinelWatch?.close()
+        follower?.close()
         uv_timer_stop(timer)
         uv_close(UnsafeMutableRawPointer(timer).assumingMemoryBound(to: uv_handle_t.self)) { $0?.deallocate() }
         uv_timer_stop(deadlineTimer)

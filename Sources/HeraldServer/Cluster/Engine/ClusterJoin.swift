@@ -89,7 +89,7 @@ struct ClusterJoin {
             groups = entries.compactMap(\.bytes).filter { $0.contains(32) }.map { p + "g:" + String(decoding: $0, as: UTF8.self) }
         }
         for group in groups { _ = try? link.run(["HDEL", group, node]) }
-        for shard in settings.otherShards where shard.sentinel == nil {
+        for shard in settings.otherShards where !shard.host.isEmpty {
             guard let other = try? BlockingRedis(RedisAddress(host: shard.host, port: shard.port),
                                                  credentials: shard.credentials) else { continue }
             for group in groups { _ = try? other.run(["HDEL", group, node]) }

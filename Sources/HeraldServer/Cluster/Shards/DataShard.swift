@@ -16,8 +16,8 @@ final class DataShard {
     let commands: RedisLink
     /// The subscription to this node's channel on this shard.
     let messages: RedisLink
-    /// Asks this shard's sentinels for its primary before a link reconnects.
-    let sentinel: SentinelResolver?
+    /// Follows this shard's primary under its own sentinels (`PrimaryFollower`).
+    let follower: PrimaryFollower?
     /// The SHAs the scripts were loaded under on the current connection, nil until all are.
     var loadedScripts: [String: [UInt8]]?
     /// Whether the node channel subscription is confirmed on the current connection.
@@ -36,14 +36,16 @@ final class DataShard {
     }
 
     /// Links to `shard` (not started).
-    init(index: Int, shard: ClusterShard, loop: UnsafeMutablePointer<uv_loop_t>) {
+    init(index: Int, shard: ClusterShard, logger: Logger, loop: UnsafeMutablePointer<uv_loop_t>) {
         self.index = index
-        commands = RedisLink(host: shard.host, port: shard.port, loop: loop)
-        messages = RedisLink(host: shard.host, port: shard.port, loop: loop)
-        sentinel = shard.sentinel.map { SentinelResolver($0, loop: loop) }
-        for link in [commands, messages] {
-            link.credentials = shard.credentials
-            if let sentinel { link.resolve = { [unowned sentinel] done in sentinel.resolve(done) } }
+        let commands = RedisLink(host: shard.host, port: shard.port, loop: loop)
+        let messages = RedisLink(host: shard.host, port: shard.port, loop: loop)
+        self.commands = commands
+        self.messages = messages
+        for link in [commands, messages] { link.credentials = shard.credentials }
+        follower = shard.sentinel.map { sentinel in
+            PrimaryFollower(sentinel, name: "shard \(index)", commands: commands, messages: messages, links: [commands, messages],
+                            credentials: shard.credentials, logger: logger, loop: loop)
         }
     }
 
@@ -54,6 +56,6 @@ final class DataShard {
     func close() {
         commands.close()
         messages.close()
-        sentinel?.close()
+        follower?.close()
     }
 }
