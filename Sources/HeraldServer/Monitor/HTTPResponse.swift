@@ -14,6 +14,8 @@ struct HTTPResponse: Sendable, Equatable {
     var body: [UInt8]
     /// The `Allow` value for 405 answers.
     var allow: String?
+    /// More header lines (`Sec-WebSocket-Version: 13` on a 426), without their CRLF.
+    var headers: [String] = []
 
     /// Creates a response.
     init(status: HTTPStatus, contentType: String = "text/plain; charset=utf-8", body: [UInt8], allow: String? = nil) {
@@ -42,6 +44,7 @@ struct HTTPResponse: Sendable, Equatable {
         out.appendInt(body.count)
         out.append(contentsOf: "\r\nCache-Control: no-store\r\nConnection: close\r\n".utf8)
         if let allow { out.append(contentsOf: ("Allow: " + allow + "\r\n").utf8) }
+        for header in headers { out.append(contentsOf: (header + "\r\n").utf8) }
         out.append(contentsOf: "\r\n".utf8)
         if includeBody { out.append(contentsOf: body) }
         return out
