@@ -18,6 +18,8 @@ enum CloseReason: Equatable, Sendable {
     case broker(String)
     /// The broker asked for a close without an error frame.
     case server
+    /// A WebSocket client broke the protocol: the RFC 6455 close code sent (issue 34).
+    case webSocket(UInt16)
 
     /// The `reason=` value.
     var logValue: String {
@@ -28,6 +30,7 @@ enum CloseReason: Equatable, Sendable {
         case .tlsTimeout: return "tls_timeout"
         case .broker(let code): return code
         case .server: return "server"
+        case .webSocket(let code): return "websocket:" + String(code)
         }
     }
 
@@ -47,7 +50,7 @@ enum CloseReason: Equatable, Sendable {
         switch self {
         case .peerClosed, .server, .broker("shutting_down"): return .debug
         case .broker("slow_consumer"): return .warn
-        case .socketError, .tlsFailed, .tlsTimeout, .broker: return .info
+        case .socketError, .tlsFailed, .tlsTimeout, .broker, .webSocket: return .info
         }
     }
 

@@ -55,6 +55,7 @@ extension Config: Decodable {
         try readListeners(reader)
         try readLimits(reader)
         try readTLS(reader)
+        try readWebSocket(reader)
         if let problem = historyProblem(memory: Config.physicalMemory) { throw problem }
     }
 

@@ -35,6 +35,7 @@ extension Config {
         merged.authTimeoutMs = new.authTimeoutMs
         merged.authMaxLine = new.authMaxLine
         merged.tlsTimeoutMs = new.tlsTimeoutMs
+        merged.wsOrigins = new.wsOrigins
         merged.maxUnauthenticated = new.maxUnauthenticated
         merged.authFailLimit = new.authFailLimit
         merged.authFailWindowMs = new.authFailWindowMs
@@ -63,6 +64,8 @@ extension Config {
         if monitorPort != new.monitorPort { keys.append(ConfigKey.monitorPort.rawValue) }
         if monitorHost != new.monitorHost { keys.append(ConfigKey.monitorHost.rawValue) }
         keys += tlsKeysNeedingRestart(for: new)
+        if wsPort != new.wsPort { keys.append(ConfigKey.wsPort.rawValue) }
+        if wssPort != new.wssPort { keys.append(ConfigKey.wssPort.rawValue) }
         if cluster != new.cluster { keys.append(ConfigKey.cluster.rawValue) }
         return keys
     }

@@ -40,7 +40,7 @@ extension Config {
     public func makeTLSContext() throws(ConfigError) -> TLSContext? {
         let ciphersLabel = ConfigKey.tlsCiphers.rawValue
         do {
-            guard tlsPort != nil, let tlsCert, let tlsKey else {
+            guard tlsPort != nil || wssPort != nil, let tlsCert, let tlsKey else {
                 try TLSContext.checkCipherList(tlsCiphers, label: ciphersLabel)
                 return nil
             }

@@ -98,6 +98,15 @@ public struct Config: Equatable, Sendable {
     public var monitorHost: String = "127.0.0.1"
     /// Milliseconds an HTTP client has to send its request and take the answer (`monitor_timeout_ms`).
     public var monitorTimeoutMs: Int = 5_000
+    /// Port of the WebSocket listener (`ws_port`, issue 34), or `nil` for none; `0` lets the
+    /// OS pick one. It listens on `host`.
+    public var wsPort: Int? = nil
+    /// Port of the WebSocket listener over TLS (`wss_port`), with `tls_cert` and `tls_key`.
+    public var wssPort: Int? = nil
+    /// The origins a browser's upgrade may come from (`ws_origins`: exact origins, or `*`);
+    /// empty, every request carrying an `Origin` is refused (a page on any site could drive
+    /// a daemon on localhost otherwise).
+    public var wsOrigins: [String] = []
     /// Port of the TLS listener (`tls_port`), or `nil` for none; `0` lets the OS pick one.
     public var tlsPort: Int? = nil
     /// Address the TLS listener binds (`tls_host`); `nil` binds the same address as `host`.

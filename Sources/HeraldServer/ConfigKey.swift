@@ -55,6 +55,9 @@ enum ConfigKey: String, Sendable, CaseIterable {
     case diskFullTimeoutMs = "disk_full_timeout_ms"
     case maxWriterQueueBytes = "max_writer_queue_bytes"
     case cluster
+    case wsPort = "ws_port"
+    case wssPort = "wss_port"
+    case wsOrigins = "ws_origins"
 
     /// Longest Unix socket path: `sun_path` is 108 bytes on Linux, one of them the NUL.
     static let maxUnixPathBytes = 107
@@ -88,7 +91,8 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .monitorPort: return .integer(0...65535)
         case .monitorHost: return .text(maxBytes: nil)
         case .monitorTimeoutMs: return .integer(100...600_000)
-        case .tlsPort: return .integer(0...65535)
+        case .tlsPort, .wsPort, .wssPort: return .integer(0...65535)
+        case .wsOrigins: return .section("a list of exact origins (\"https://app.example.com\") or \"*\"")
         case .tlsHost, .tlsCert, .tlsKey: return .text(maxBytes: nil)
         case .maxLocks, .maxDeclared, .maxLinks: return .integer(1...10_000_000)
         case .maxArgsBytes: return .integer(2...1_048_576)
@@ -117,7 +121,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
     /// Whether the key may be absent from a running config (`null` in the file means "unset").
     var isOptional: Bool {
         switch self {
-        case .unix, .dataDir, .monitorPort, .tlsPort, .tlsHost, .tlsCert, .tlsKey, .cluster: return true
+        case .unix, .dataDir, .monitorPort, .tlsPort, .tlsHost, .tlsCert, .tlsKey, .cluster, .wsPort, .wssPort: return true
         default: return false
         }
     }
@@ -132,6 +136,9 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .monitorPort, .monitorHost: return false
         case .monitorTimeoutMs: return true
         case .tlsPort, .tlsHost, .tlsCert, .tlsKey, .tlsCiphers, .passBudgetUs, .cluster: return false
+        case .wsPort, .wssPort: return false
+        // Read by each upgrade request.
+        case .wsOrigins: return true
         // Read per connection when it is accepted, like the auth deadline.
         case .tlsTimeoutMs: return true
         case .logLevel, .maxLine, .maxErrors, .heartbeatMs, .maxPending, .slowConsumer: return true

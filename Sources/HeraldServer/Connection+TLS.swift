@@ -104,6 +104,11 @@ extension Connection {
     /// Plaintext is left in the session until the handshake is done (OpenSSL cannot encrypt it
     /// before); handshake bytes waiting in the engine count as something to write.
     func takeQueuedTLS(_ tls: TLSEngine) -> Bool {
+        if let webSocket {
+            closeWhenWritten = false
+            let more = tls.isHandshakeComplete && takeQueuedWebSocket(webSocket)
+            return more || tls.hasCiphertext
+        }
         if tls.isHandshakeComplete && inFlightBytes.isEmpty && session.hasWritableOutput {
             session.takeOutbound(into: &inFlightBytes)
             session.inFlight = inFlightBytes.count

@@ -40,6 +40,9 @@ final class Connection {
     /// The TLS session of a connection from the TLS listener (`Connection+TLS`); nil otherwise,
     /// and then the only TLS cost is one `if` per read and per flush.
     let tls: TLSEngine?
+    /// The WebSocket state of a connection from a `ws_port` or `wss_port` listener
+    /// (`Connection+WebSocket`); nil otherwise.
+    let webSocket: WebSocketState?
     /// Bytes being written; untouched by anyone but this loop until the write completes.
     /// With TLS: plaintext from `takeQueued`, ciphertext once `sealTLS` ran in `writeTaken`.
     var inFlightBytes: [UInt8] = []
@@ -91,8 +94,9 @@ final class Connection {
     /// session is made, and a failed accept costs the broker nothing.
     /// - Parameter tls: the server context when the connection came from the TLS listener.
     /// - Throws: UVError when the handle cannot be set up; nothing is leaked then.
-    init(worker: Worker, source: Source, isTCP: Bool, id: Int, tls: TLSContext? = nil) throws(UVError) {
+    init(worker: Worker, source: Source, isTCP: Bool, id: Int, tls: TLSContext? = nil, webSocket: Bool = false) throws(UVError) {
         self.tls = try Connection.makeEngine(tls, worker: worker)
+        self.webSocket = webSocket ? WebSocketState() : nil
         self.worker = worker
         let handle = Connection.allocateStreamHandle()
         let status = isTCP
@@ -186,6 +190,12 @@ final class Connection {
     /// the broker asked to close after its last answers. A `hello` the broker parks stops the
     /// lines there: the rest is held and its token verified off the loop (`Connection+Verification`).
     func deliver(_ bytes: UnsafeRawBufferPointer) {
+        if let webSocket { return deliverWebSocket(webSocket, bytes) }
+        deliverLines(bytes)
+    }
+
+    /// `deliver` for bare lines (a WebSocket connection's decoded text comes here too).
+    func deliverLines(_ bytes: UnsafeRawBufferPointer) {
         let now = worker.now
         let count = bytes.count
         if isHolding {
@@ -243,6 +253,7 @@ final class Connection {
         if closeReason == nil && session.closeAfterFlush { closeReason = CloseReason.closing(session.outbound) }
         guard !isClosing, !isWriting else { return false }
         if let tls { return takeQueuedTLS(tls) }
+        if let webSocket { return takeQueuedWebSocket(webSocket) }
         if inFlightBytes.isEmpty && session.hasWritableOutput {
             session.takeOutbound(into: &inFlightBytes)
             session.inFlight = inFlightBytes.count

@@ -18,7 +18,7 @@ final class Listener {
     unowned let server: Server
     let endpoint: Endpoint
     /// Whether accepted connections speak TLS (the `tls_port` listener).
-    let isTLS: Bool
+    let transport: Transport
     private let handle: UnsafeMutableRawPointer
     private var isClosing = false
     /// The socket file this listener bound (Unix only), removed on close if still there.
@@ -27,12 +27,12 @@ final class Listener {
     private(set) var removedStaleSocket = false
 
     /// Binds and starts listening.
-    /// - Parameter isTLS: whether connections from it are wrapped in TLS.
+    /// - Parameter transport: whether connections from it are wrapped in TLS, WebSocket frames or both.
     /// - Throws: UVError naming the endpoint when init, bind or listen fails.
-    init(server: Server, endpoint: Endpoint, isTLS: Bool = false) throws(UVError) {
+    init(server: Server, endpoint: Endpoint, transport: Transport = .plain) throws(UVError) {
         self.server = server
         self.endpoint = endpoint
-        self.isTLS = isTLS
+        self.transport = transport
         self.handle = Connection.allocateStreamHandle()
         do throws(UVError) {
             try Self.initHandle(handle, endpoint: endpoint, loop: server.main.loop)
@@ -132,7 +132,7 @@ final class Listener {
             server.logger.warn("accept failed", ["error": UVError("accept", status).description])
             return
         }
-        server.accept(from: handle.assumingMemoryBound(to: uv_stream_t.self), isTCP: isTCP, isTLS: isTLS)
+        server.accept(from: handle.assumingMemoryBound(to: uv_stream_t.self), isTCP: isTCP, transport: transport)
     }
 
     /// Accepts a pending connection and returns a duplicate of its descriptor for another

@@ -75,6 +75,7 @@ extension Server {
                 tunables.version = broker.config.version
                 broker.config = tunables
                 tlsTimeoutMs = live.tlsTimeoutMs
+                wsOrigins = live.wsOrigins
                 broker.applyAuthSettings(now: now)
             }
             warnAboutPlainTokens(config)

@@ -4,7 +4,7 @@ extension Server {
     /// - Throws: UVError when binding fails (e.g. the port is taken).
     func startTLSListener() throws(UVError) -> Listener? {
         guard let port = config.tlsPort, tlsContext != nil else { return nil }
-        let listener = try Listener(server: self, endpoint: .tcp(host: config.tlsHost ?? config.host, port: port), isTLS: true)
+        let listener = try Listener(server: self, endpoint: .tcp(host: config.tlsHost ?? config.host, port: port), transport: .tls)
         listeners.append(listener)
         return listener
     }

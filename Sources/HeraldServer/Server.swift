@@ -58,6 +58,8 @@ public final class Server {
     /// `tls_timeout_ms` for connections accepted from now on; live on SIGHUP, so written and
     /// read under the broker lock like `isStopping`.
     var tlsTimeoutMs: Int
+    /// `ws_origins`, read by each upgrade under the broker lock (a reload changes it there).
+    var wsOrigins: [String]
     /// `pass_budget_us` in ns (0: no limit); fixed at start, read by every loop.
     let passBudgetNs: UInt64
 
@@ -82,6 +84,7 @@ public final class Server {
         self.config = config
         self.tlsContext = tls
         self.tlsTimeoutMs = config.tlsTimeoutMs
+        self.wsOrigins = config.wsOrigins
         self.passBudgetNs = UInt64(config.passBudgetUs) * 1_000
         self.recovered = recovered
         self.logger = logger
@@ -162,6 +165,7 @@ public final class Server {
         let tcp = try Listener(server: self, endpoint: .tcp(host: config.host, port: config.port))
         listeners.append(tcp)
         let tls = try startTLSListener()
+        let webSockets = try startWebSocketListeners()
         let unix = try config.unix.map { path throws(UVError) in
             try Listener(server: self, endpoint: .unix(path: path, mode: config.unixMode))
         }
@@ -169,6 +173,9 @@ public final class Server {
         try startMonitor()
         logger.info("listening", ["transport": "tcp", "host": config.host, "port": String(tcp.boundPort ?? config.port)])
         if let tls { announceTLS(tls) }
+        for (listener, name, host) in webSockets {
+            logger.info("listening", ["transport": name, "host": host, "port": String(listener.boundPort ?? 0)])
+        }
         if let unix, let path = config.unix {
             if unix.removedStaleSocket { logger.info("removed a stale unix socket (nobody answered on it)", ["path": path]) }
             logger.info("listening", ["transport": "unix", "path": path, "mode": OctalMode.text(config.unixMode)])
@@ -177,14 +184,14 @@ public final class Server {
     }
 
     /// Accepts one connection from a listener (on the main loop) and gives it to a worker.
-    func accept(from listener: UnsafeMutablePointer<uv_stream_t>, isTCP: Bool, isTLS: Bool = false) {
+    func accept(from listener: UnsafeMutablePointer<uv_stream_t>, isTCP: Bool, transport: Transport = .plain) {
         let id = nextConnectionID
         nextConnectionID += 1
         let owner = worker(for: id)
         if owner === main {
-            main.accept(from: listener, isTCP: isTCP, id: id, isTLS: isTLS)
+            main.accept(from: listener, isTCP: isTCP, id: id, transport: transport)
         } else if let fd = Listener.acceptDescriptor(from: listener, loop: main.loop, isTCP: isTCP) {
-            owner.post(.adopt(fd: fd, isTCP: isTCP, id: id, isTLS: isTLS))
+            owner.post(.adopt(fd: fd, isTCP: isTCP, id: id, transport: transport))
         } else {
             logger.warn("accept failed", ["client": "c" + String(id)])
         }

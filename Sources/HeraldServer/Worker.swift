@@ -13,7 +13,7 @@ import Glibc
 final class Worker: @unchecked Sendable {
     /// Messages other threads send to this loop.
     enum Message {
-        case adopt(fd: Int32, isTCP: Bool, id: Int, isTLS: Bool = false)
+        case adopt(fd: Int32, isTCP: Bool, id: Int, transport: Transport = .plain)
         case flush(ConnectionID)
         /// Another loop's verification answered this connection's parked `hello`.
         case resume(ConnectionID)
@@ -162,10 +162,10 @@ final class Worker: @unchecked Sendable {
     }
 
     /// Takes over a connection accepted on this loop's listener.
-    func accept(from listener: UnsafeMutablePointer<uv_stream_t>, isTCP: Bool, id: Int, isTLS: Bool = false) {
+    func accept(from listener: UnsafeMutablePointer<uv_stream_t>, isTCP: Bool, id: Int, transport: Transport = .plain) {
         do throws(UVError) {
             connections[id] = try Connection(worker: self, source: .listener(listener), isTCP: isTCP, id: id,
-                                             tls: isTLS ? server.tlsContext : nil)
+                                             tls: transport.isTLS ? server.tlsContext : nil, webSocket: transport.isWebSocket)
         } catch {
             server.logger.warn("accept failed", ["error": error.description])
         }
@@ -311,7 +311,7 @@ final class Worker: @unchecked Sendable {
         var flushes = Set<ConnectionID>()
         for message in messages {
             switch message {
-            case .adopt(let fd, let isTCP, let id, let isTLS): adopt(fd: fd, isTCP: isTCP, id: id, isTLS: isTLS)
+            case .adopt(let fd, let isTCP, let id, let transport): adopt(fd: fd, isTCP: isTCP, id: id, transport: transport)
             case .flush(let id): flushes.insert(id)
             case .resume(let id): connections[id]?.resumeAfterVerdict()
             case .close(let id): connections[id]?.close()
@@ -373,10 +373,10 @@ final class Worker: @unchecked Sendable {
         return more
     }
 
-    private func adopt(fd: Int32, isTCP: Bool, id: Int, isTLS: Bool) {
+    private func adopt(fd: Int32, isTCP: Bool, id: Int, transport: Transport) {
         do throws(UVError) {
             connections[id] = try Connection(worker: self, source: .descriptor(fd), isTCP: isTCP, id: id,
-                                             tls: isTLS ? server.tlsContext : nil)
+                                             tls: transport.isTLS ? server.tlsContext : nil, webSocket: transport.isWebSocket)
         } catch {
             close(fd)
             server.logger.warn("adopting a connection failed", ["error": error.description])

@@ -70,6 +70,16 @@ final class DaemonProcess: @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
+    /// The bound port of the `listening transport=NAME` line (`ws`, `wss`, `tls`), waiting
+    /// for it. - Throws: `DaemonError.didNotStart` when none was announced within 10 s.
+    func listeningPort(_ transport: String) throws -> Int {
+        guard stderr.wait(seconds: 10, while: process, until: { stderr.port(of: transport) != nil }),
+              let port = stderr.port(of: transport) else {
+            throw DaemonError.didNotStart(log.joined(separator: "\n"))
+        }
+        return port
+    }
+
     /// The HTTP monitor's bound port (`listening transport=http … port=N`), waiting for
     /// the line when it is not logged yet.
     /// - Throws: `DaemonError.didNotStart` when no monitor was announced within 10 s.

@@ -81,6 +81,21 @@ final class TestClient {
         }
     }
 
+    /// The bytes buffered and whatever the next read brings (at least one byte), for a
+    /// client of another framing (`TestWebSocket`); throws on timeout or close.
+    func rawBytes(timeout: Double = 5) throws -> [UInt8] {
+        if !buffer.isEmpty {
+            defer { buffer.removeAll() }
+            return buffer
+        }
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, Int32(timeout * 1000) + 1) > 0 else { throw ClientError.timeout }
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard n > 0 else { throw ClientError.closed }
+        return Array(chunk[..<n])
+    }
+
     /// The next frame, parsed.
     func frame(timeout: Double = 5) throws -> [String: Any] {
         let text = try line(timeout: timeout)

@@ -14,6 +14,10 @@ enum WebSocketHandshake {
         case answer(response: [UInt8])
     }
 
+    /// The JavaScript client served at `/herald.mjs` (`clients/js/`): not built in yet, so
+    /// the path answers 404 saying so.
+    static let clientScript: [UInt8] = []
+
     /// RFC 6455's GUID, appended to the key before hashing.
     static let guid = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
@@ -23,6 +27,7 @@ enum WebSocketHandshake {
         let wantsUpgrade = request.header("Upgrade").map { tokens($0).contains("websocket") } ?? false
         guard wantsUpgrade else {
             if request.method == "GET" && request.path == "/herald.mjs" {
+                guard !script.isEmpty else { return refuse(.notFound, "the JavaScript client is not built into this heraldd yet") }
                 return .answer(response: HTTPResponse(status: .ok, contentType: "text/javascript; charset=utf-8", body: script).serialized())
             }
             return refuse(.notFound, "not found: this port speaks WebSocket (and serves /herald.mjs)")

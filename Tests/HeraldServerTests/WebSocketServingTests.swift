@@ -1,0 +1,124 @@
+import Foundation
+import HeraldTestSupport
+import Testing
+
+/// The WebSocket listener (issue 34) against a real heraldd: the same protocol as TCP in
+/// text messages, the RFC's close codes on violations, `ws_origins`, the half-close.
+@Suite(.serialized)
+struct WebSocketServingTests {
+    /// A daemon with a WebSocket listener; its port read from the `listening transport=ws` line.
+    private func daemon(_ extra: String = "") throws -> (DaemonProcess, Int) {
+        let daemon = try DaemonProcess(config: "ws_port: 0," + extra)
+        return (daemon, try daemon.listeningPort("ws"))
+    }
+
+    @Test func theInfoLineComesFirstAndEventsCrossBetweenWebSocketAndTCP() throws {
+        let (daemon, port) = try daemon()
+        let web = try TestWebSocket(port: port)
+        #expect(web.head.contains("Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo="))
+        #expect(try web.json()["info"] != nil, "the info line is the first message")
+        #expect(try web.request(#"{"op":"sub","ch":"a.*","rid":1}"#)["ok"] as? String == "sub")
+        let tcp = try TestClient(port: daemon.port)
+        _ = try tcp.frame()
+        #expect(try tcp.request(#"{"op":"sub","ch":"a.x","rid":1}"#)["ok"] as? String == "sub")
+        tcp.send(#"{"op":"pub","ch":"a.x","data":"from tcp","rid":2}"#)
+        let both = try [tcp.frame(), tcp.frame()]
+        #expect(both.contains { $0["receivers"] as? Int == 2 }, "the receipt counts both: \(both)")
+        #expect(both.contains { $0["data"] as? String == "from tcp" }, "its own copy")
+        let got = try web.json()
+        #expect(got["event"] as? String == "a.x" && got["data"] as? String == "from tcp")
+        web.send(#"{"op":"pub","ch":"a.x","data":"from the web"}"#)
+        #expect(try tcp.frame()["data"] as? String == "from the web")
+        #expect(try web.json()["data"] as? String == "from the web")
+    }
+
+    @Test func aMessageMayBeFragmentedWithAPingBetweenAndEndWithoutANewline() throws {
+        let (server, port) = try daemon()
+        defer { withExtendedLifetime(server) {} }
+        let web = try TestWebSocket(port: port)
+        _ = try web.json()
+        let line = Array(#"{"op":"ping","rid":"frag"}"#.utf8)
+        web.send(bytes: TestWebSocket.frame(0x1, Array(line[..<9]), final: false) + TestWebSocket.frame(0x9, Array("hb".utf8))
+            + TestWebSocket.frame(0x0, Array(line[9...])))
+        let pong = try web.frame()
+        #expect(pong.opcode == 0xA && pong.payload == Array("hb".utf8), "a ping gets a pong with its payload")
+        let answer = try web.json()
+        #expect(answer["rid"] as? String == "frag" && answer["pong"] != nil, "\(answer)")
+        // Two lines in one message, the last without `\n`.
+        web.send(#"{"op":"ping","rid":1}"# + "\n" + #"{"op":"ping","rid":2}"#, terminated: false)
+        #expect(try web.json()["rid"] as? Int == 1)
+        #expect(try web.json()["rid"] as? Int == 2)
+    }
+
+    @Test func violationsCloseWithTheirCodesAndEverythingElseLivesOn() throws {
+        let (server, port) = try daemon()
+        defer { withExtendedLifetime(server) {} }
+        let bystander = try TestWebSocket(port: port)
+        _ = try bystander.json()
+        let cases: [([UInt8], UInt16)] = [
+            (TestWebSocket.frame(0x1, Array("{}\n".utf8), masked: false), 1002),
+            (TestWebSocket.frame(0x2, [1, 2, 3]), 1003),
+            (TestWebSocket.frame(0x1, [0xC3, 0x28, 10]), 1007),
+            (TestWebSocket.frame(0x0, Array("x".utf8)), 1002),
+            (TestWebSocket.frame(0x9, [1], final: false), 1002),
+            ([0x81, 0xFF, 0x80, 0, 0, 0, 0, 0, 0, 0], 1002),
+        ]
+        for (bytes, code) in cases {
+            let web = try TestWebSocket(port: port)
+            _ = try web.json()
+            web.send(bytes: bytes)
+            let close = try web.frame()
+            #expect(close.opcode == 8 && close.closeCode == code, "\(bytes.prefix(10)): \(close)")
+            #expect(web.socket.isClosedByPeer(), "closed after the close frame")
+        }
+        #expect(try bystander.request(#"{"op":"ping","rid":"alive"}"#)["rid"] as? String == "alive")
+    }
+
+    @Test func aCloseFrameIsAHalfCloseAnsweredThenEchoed() throws {
+        let (server, port) = try daemon()
+        defer { withExtendedLifetime(server) {} }
+        let web = try TestWebSocket(port: port)
+        _ = try web.json()
+        web.send(bytes: TestWebSocket.frame(0x1, Array(#"{"op":"set","ch":"k","value":1,"rid":9}"#.utf8))
+            + TestWebSocket.frame(0x8, [0x03, 0xE8]))
+        #expect(try web.json()["rid"] as? Int == 9, "what was read is answered")
+        let close = try web.frame()
+        #expect(close.opcode == 8 && close.closeCode == 1000)
+        #expect(web.socket.isClosedByPeer())
+    }
+
+    @Test func originsOutsideTheListAreRefusedAndRequestsWithoutOneAreNot() throws {
+        let (server, port) = try daemon(#"ws_origins: ["https://app.example"],"#)
+        defer { withExtendedLifetime(server) {} }
+        #expect(throws: TestWebSocket.WebSocketError.self) { _ = try TestWebSocket(port: port, origin: "https://evil.example") }
+        do {
+            _ = try TestWebSocket(port: port, origin: "https://evil.example")
+        } catch TestWebSocket.WebSocketError.refused(let head) {
+            #expect(head.hasPrefix("HTTP/1.1 403"), "\(head)")
+        }
+        let allowed = try TestWebSocket(port: port, origin: "https://app.example")
+        #expect(try allowed.json()["info"] != nil)
+        let tool = try TestWebSocket(port: port)
+        #expect(try tool.json()["info"] != nil, "no Origin: not a browser")
+        let (closedServer, closedPort) = try daemon()
+        defer { withExtendedLifetime(closedServer) {} }
+        #expect(throws: TestWebSocket.WebSocketError.self, "no origin is allowed by default") {
+            _ = try TestWebSocket(port: closedPort, origin: "http://localhost:3000")
+        }
+    }
+
+    @Test func aMalformedUpgradeGets400AndTheDaemonLivesOn() throws {
+        let (daemon, port) = try daemon()
+        for request in ["GET / HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n",
+                        "BREW /pot HTTP/1.1\r\nUpgrade: websocket\r\n\r\n", "\u{1}\u{2}garbage\r\n\r\n"] {
+            let client = try TestClient(port: port)
+            client.send(bytes: Array(request.utf8))
+            var buffer: [UInt8] = []
+            let head = try TestWebSocket.readHead(client, into: &buffer)
+            #expect(head.hasPrefix("HTTP/1.1 4"), "\(request.debugDescription): \(head)")
+            #expect(client.isClosedByPeer())
+        }
+        let tcp = try TestClient(port: daemon.port)
+        #expect(try tcp.frame()["info"] != nil)
+    }
+}
