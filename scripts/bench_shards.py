@@ -24,6 +24,7 @@ import sys
 import time
 
 PREFIX = "herald:"
+QUIET = 0.25  # cores other work may take during a run counted as quiet
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -150,19 +151,22 @@ def proc_cpu_s(pid):
 
 
 def machine_busy_s():
+    """Busy, total, interrupt (irq + softirq: loopback TCP is mostly softirq work, only partly
+    charged to the process that sent) and steal (the host ran someone else) seconds so far."""
     with open("/proc/stat") as f:
         parts = f.readline().split()[1:]
-    ticks = [int(x) for x in parts[:8]]
-    idle = ticks[3] + ticks[4]  # idle + iowait
-    return (sum(ticks) - idle) / TICK, sum(ticks) / TICK
+    ticks = [int(x) for x in parts[:8]]  # user nice system idle iowait irq softirq steal
+    idle = ticks[3] + ticks[4]
+    return (sum(ticks) - idle - ticks[7]) / TICK, sum(ticks) / TICK, (ticks[5] + ticks[6]) / TICK, ticks[7] / TICK
 
 
 def cmd_snap(argv):
     args = dict(zip(argv[::2], argv[1::2]))
     ports = [int(p) for p in args["--redis"].split(",")]
     pids = dict(item.split("=") for item in args.get("--pids", "").split(",") if item)
-    busy, total = machine_busy_s()
+    busy, total, irq, steal = machine_busy_s()
     snap = {"time": time.monotonic(), "machine_busy_s": busy, "machine_total_s": total,
+            "machine_irq_s": irq, "machine_steal_s": steal,
             "procs": {name: proc_cpu_s(int(pid)) for name, pid in pids.items()},
             "shards": [shard_snapshot(p) for p in ports]}
     json.dump(snap, sys.stdout)
@@ -221,6 +225,8 @@ def cmd_record(argv):
     row = {"shards": n, "rep": int(args["--rep"]), "phase": args["--phase"], "wall_s": wall,
            "machine_busy_s": after["machine_busy_s"] - before["machine_busy_s"],
            "machine_total_s": after["machine_total_s"] - before["machine_total_s"],
+           "machine_irq_s": after.get("machine_irq_s", 0) - before.get("machine_irq_s", 0),
+           "machine_steal_s": after.get("machine_steal_s", 0) - before.get("machine_steal_s", 0),
            "generator_cpu_s": gen_cpu, "procs": procs, "shard": shards, "misplaced": misplaced[:20]}
     if errors:
         row["error"] = "; ".join(errors)
@@ -265,6 +271,11 @@ def cmd_report(argv):
             ok[(r["shards"], r["phase"])].append(r)
     failed = [r for r in rows if "error" in r]
 
+    def others(r):
+        """Cores other work took during the phase: busy - interrupts - the benchmark's processes."""
+        mine = sum(sh["cpu_s"] for sh in r["shard"]) + sum(r["procs"].get(x, 0) for x in ("a", "b", "c"))
+        return (r["machine_busy_s"] - r.get("machine_irq_s", 0) - mine - r["generator_cpu_s"]) / r["wall_s"]
+
     # ---- table 1: throughput side by side
     p("### Throughput, side by side (median of the runs, best in brackets)")
     p("")
@@ -283,8 +294,27 @@ def cmd_report(argv):
             cells.append(f"{fmt_rate(med(v))}{note}" + (f", {lost} lost" if lost else ""))
         p(f"| {text} | " + " | ".join(cells) + " |")
     p("")
-    p("Runs: " + "; ".join(
-        f"{n} shard(s) {phase}: " + ", ".join(fmt_rate(r["rate"]) for r in ok.get((n, phase), []))
+    p(f"The same, only the runs during which other work took under {QUIET} cores (median; runs counted; "
+      "in brackets the busiest shard's Redis CPU ÷ run time, 1.00 = its core full, and the machine's busy "
+      "cores, of " + str(os.cpu_count()) + "):")
+    p("")
+    p("| what | " + " | ".join(f"{n} shard{'s' if n > 1 else ''}" for n in counts) + " |")
+    p("|---|" + "---|" * len(counts))
+    for phase, text, _, _ in PHASES:
+        cells = []
+        for n in counts:
+            rs = [r for r in ok.get((n, phase), []) if others(r) < QUIET]
+            if not rs:
+                cells.append("no quiet run")
+                continue
+            redis_max = med([max(sh["cpu_s"] for sh in r["shard"]) / r["seconds"] for r in rs])
+            busy = med([r["machine_busy_s"] / r["wall_s"] for r in rs])
+            cells.append(f"{fmt_rate(med([r['rate'] for r in rs]))} [{len(rs)}] (Redis {redis_max:.2f}, machine {busy:.2f})")
+        p(f"| {text} | " + " | ".join(cells) + " |")
+    p("")
+    p("Each run, in the order run, with the cores other work on the machine took meanwhile (\"others\" "
+      "below) in brackets: " + "; ".join(
+        f"{n} shard(s) {phase}: " + ", ".join(f"{fmt_rate(r['rate'])} ({others(r):.2f})" for r in ok.get((n, phase), []))
         for n in counts for phase, *_ in PHASES) + ".")
     p("")
 
@@ -397,17 +427,45 @@ def cmd_report(argv):
             p("Projection relative to one shard's projection: " + "; ".join(lines) + ".")
             p("")
 
-    # ---- table 4: who uses the CPU
+    # ---- table 4: the CPU of one op, all processes
+    p("### What one op costs in CPU, all the benchmark's processes together (µs per op, all runs pooled)")
+    p("")
+    p("Independent of what else ran on the machine: the CPU time each process spent in the phase "
+      "divided by the ops. Their sum bounds what this machine could do with its "
+      f"{os.cpu_count()} cores to the benchmark alone ({os.cpu_count()} s ÷ the sum; kernel interrupt "
+      "time, charged to no process, left out), whatever the shard count: sharding spreads Redis's "
+      "part over several processes, it does not make an op cheaper.")
+    p("")
+    p(f"| shards | phase | Redis, all shards | nodes a + b + c | generator | sum | {os.cpu_count()} cores ÷ sum |")
+    p("|---|---|---|---|---|---|---|")
+    for n in counts:
+        for phase, _, opkey, _ in PHASES:
+            rs = ok.get((n, phase), [])
+            if not rs:
+                continue
+            total = sum(sum(sh[opkey] for sh in r["shard"]) for r in rs)
+            if not total:
+                continue
+            red = sum(sum(sh["cpu_s"] for sh in r["shard"]) for r in rs) / total * 1e6
+            nd = sum(sum(r["procs"].get(x, 0) for x in ("a", "b", "c")) for r in rs) / total * 1e6
+            gen = sum(r["generator_cpu_s"] for r in rs) / total * 1e6
+            whole = red + nd + gen
+            p(f"| {n} | {phase} | {red:.1f} | {nd:.1f} | {gen:.1f} | {whole:.1f} | {fmt_rate(os.cpu_count() * 1e6 / whole)} |")
+    p("")
+
+    # ---- table 5: who uses the CPU
     p("### Who uses the 2 cores (CPU seconds per second of run, all runs pooled; 1.00 = one core)")
     p("")
     p("Redis from `INFO cpu`; nodes from /proc/PID/stat (utime + stime); the generator (herald-bench) from "
-      "its own rusage; the machine from /proc/stat (busy = all but idle and iowait), over the same "
-      "snapshot interval, which is a little longer than the run (connecting and subscribing); "
-      "\"others\" = machine − the rest, i.e. processes outside this benchmark.")
+      "its own rusage; the machine from /proc/stat (busy = all but idle, iowait and steal; interrupts = "
+      "irq + softirq, where the kernel does much of the loopback TCP work without charging it to a "
+      "process; steal = time the host gave the VM's CPUs to others), over the same snapshot "
+      "interval, which is a little longer than the run (connecting and subscribing); "
+      "\"others\" = busy − interrupts − the benchmark's processes: other work on the machine.")
     p("")
-    p("| shards | phase | Redis (sum over shards) | node a | node b | node c | generator | others | machine busy, of " +
-      f"{os.cpu_count()} |")
-    p("|---|---|---|---|---|---|---|---|---|")
+    p("| shards | phase | Redis (sum over shards) | node a | node b | node c | generator | interrupts | others | machine busy, of " +
+      f"{os.cpu_count()} | steal |")
+    p("|---|---|---|---|---|---|---|---|---|---|---|")
     for n in counts:
         for phase, *_ in PHASES:
             rs = ok.get((n, phase), [])
@@ -418,8 +476,11 @@ def cmd_report(argv):
             nd = [sum(r["procs"].get(x, 0) for r in rs) / wall for x in ("a", "b", "c")]
             gen = sum(r["generator_cpu_s"] for r in rs) / wall
             busy = sum(r["machine_busy_s"] for r in rs) / wall
-            others = busy - red - sum(nd) - gen
-            p(f"| {n} | {phase} | {red:.2f} | {nd[0]:.2f} | {nd[1]:.2f} | {nd[2]:.2f} | {gen:.2f} | {others:.2f} | {busy:.2f} |")
+            irq = sum(r.get("machine_irq_s", 0) for r in rs) / wall
+            steal = sum(r.get("machine_steal_s", 0) for r in rs) / wall
+            others = busy - irq - red - sum(nd) - gen
+            p(f"| {n} | {phase} | {red:.2f} | {nd[0]:.2f} | {nd[1]:.2f} | {nd[2]:.2f} | {gen:.2f} | {irq:.2f} | "
+              f"{others:.2f} | {busy:.2f} | {steal:.2f} |")
     p("")
     if failed:
         p(f"**Failed runs ({len(failed)}):**")
