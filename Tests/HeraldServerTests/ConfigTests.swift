@@ -215,8 +215,8 @@ private func errorMessage(_ text: String) -> String? {
                                     "max_declared", "max_links",
                                     "max_pending_total", "auth", "auth_timeout_ms", "auth_max_line", "tls_timeout_ms",
                                     "max_unauthenticated", "auth_fail_limit", "auth_fail_window_ms", "auth_block_ms",
-                                    "user_limits", "disk_full_timeout_ms", "max_writer_queue_bytes"])
-        #expect(Config.allKeys.count == 52)
+                                    "user_limits", "disk_full_timeout_ms", "max_writer_queue_bytes", "ws_origins"])
+        #expect(Config.allKeys.count == 55)
     }
 }
 
