@@ -116,11 +116,12 @@ extension Connection {
             state.pending.removeAll()
             session.inFlight = 0
             if state.isOpen && session.hasWritableOutput {
-                var lines: [UInt8] = []
-                session.takeOutbound(into: &lines)
-                session.inFlight = lines.count
-                WebSocketFrameEncoder.appendHeader(opcode: 0x1, length: lines.count, to: &inFlightBytes)
-                inFlightBytes += lines
+                // The session's queue swaps with `spare`, so both keep their memory write
+                // after write, as a TCP connection's two buffers do.
+                session.takeOutbound(into: &state.spare)
+                session.inFlight = state.spare.count
+                WebSocketFrameEncoder.appendHeader(opcode: 0x1, length: state.spare.count, to: &inFlightBytes)
+                inFlightBytes += state.spare
             }
             lastTakenMs = worker.now
         }

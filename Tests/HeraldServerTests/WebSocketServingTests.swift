@@ -87,6 +87,21 @@ struct WebSocketServingTests {
         #expect(web.socket.isClosedByPeer())
     }
 
+    @Test func framesAfterACloseAreNotReadAndAnOverlongMessageIsLineTooLong() throws {
+        let (server, port) = try daemon("max_line: 65536,")
+        defer { withExtendedLifetime(server) {} }
+        let web = try TestWebSocket(port: port)
+        _ = try web.json()
+        // One message far past max_line, without a newline: answered as TCP answers a long line.
+        web.send(bytes: TestWebSocket.frame(0x1, [UInt8](repeating: UInt8(ascii: "a"), count: 300_000)))
+        #expect(try web.json()["error"] as? String == "line_too_long")
+        #expect(try web.request(#"{"op":"ping","rid":"after"}"#)["rid"] as? String == "after", "the connection lives on")
+        web.send(bytes: TestWebSocket.frame(0x8, [0x03, 0xE8]) + TestWebSocket.frame(0x1, Array(#"{"op":"ping","rid":"late"}"#.utf8)))
+        let close = try web.frame()
+        #expect(close.opcode == 8 && close.closeCode == 1000, "the frame after the close is not answered: \(close)")
+        #expect(web.socket.isClosedByPeer())
+    }
+
     @Test func originsOutsideTheListAreRefusedAndRequestsWithoutOneAreNot() throws {
         let (server, port) = try daemon(#"ws_origins: ["https://app.example"],"#)
         defer { withExtendedLifetime(server) {} }

@@ -24,6 +24,9 @@ final class WebSocketState {
     /// Whether the text read so far ends on a line's end (a message may end without `\n`:
     /// its last line ends with it).
     var atLineStart = true
+    /// The buffer the session's queue is swapped with (`takeQueuedWebSocket`), copied after
+    /// the frame header into the bytes written.
+    var spare: [UInt8] = []
 
     /// Whether frames flow (the upgrade was accepted and no close frame went out).
     var isOpen: Bool {
