@@ -21,6 +21,13 @@ extension Connection {
             let outcome = parser.feed(bytes)
             state.stage = .handshake(parser)
             handshakeRead(state, outcome)
+            // Frames sent right behind the upgrade request, in the same read.
+            if case .open(var decoder) = state.stage, parser.restStart < bytes.count {
+                var outputs: [WebSocketFrameDecoder.Output] = []
+                decoder.feed(UnsafeRawBufferPointer(rebasing: bytes[parser.restStart...])) { outputs.append($0) }
+                state.stage = .open(decoder)
+                framesRead(state, outputs)
+            }
         case .open(var decoder):
             var outputs: [WebSocketFrameDecoder.Output] = []
             decoder.feed(bytes) { outputs.append($0) }

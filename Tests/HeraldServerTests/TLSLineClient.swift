@@ -38,7 +38,11 @@ final class TLSLineClient {
 
     /// Seals and sends one request line.
     func send(_ line: String) throws {
-        let bytes = Array((line + "\n").utf8)
+        try send(bytes: Array((line + "\n").utf8))
+    }
+
+    /// Seals and sends bytes as they are (a WebSocket upgrade and frames, `wss_port`).
+    func send(bytes: [UInt8]) throws {
         let failure = bytes.withUnsafeBytes { buffer -> TLSError? in
             do throws(TLSError) {
                 try engine.write(buffer)

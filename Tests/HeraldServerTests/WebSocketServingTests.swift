@@ -136,4 +136,23 @@ struct WebSocketServingTests {
         let tcp = try TestClient(port: daemon.port)
         #expect(try tcp.frame()["info"] != nil)
     }
+
+    /// `wss_port`: the same over TLS (the upgrade, the lines, the close frame, all sealed).
+    @Test func wssSpeaksTheSameInsideTLS() throws {
+        let certificate = try TestCertificate()
+        defer { certificate.remove() }
+        let daemon = try DaemonProcess(config: certificate.daemonConfig + "wss_port: 0,")
+        let client = try TLSLineClient(port: try daemon.listeningPort("wss"))
+        let upgrade = "GET /chat HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        try client.send(bytes: Array(upgrade.utf8) + TestWebSocket.frame(0x1, Array(#"{"op":"ping","rid":"secure"}"#.utf8))
+            + TestWebSocket.frame(0x8, [0x03, 0xE8]))
+        let (lines, closed) = client.linesUntilClosed()
+        let text = lines.joined(separator: "\n")
+        #expect(text.hasPrefix("HTTP/1.1 101 Switching Protocols"), "\(text.prefix(200))")
+        #expect(text.contains(#""info":"#) && text.contains(#""rid":"secure""#), "the info line and the answer: \(text)")
+        // The close frame (0x88 0x02 0x03 0xE8) is not UTF-8: the line reader shows it as U+FFFD.
+        #expect(lines.last?.contains("\u{FFFD}") == true, "a close frame last: \(lines.last ?? "")")
+        #expect(closed, "then the connection closes")
+    }
 }

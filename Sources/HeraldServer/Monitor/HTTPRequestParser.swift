@@ -28,6 +28,9 @@ struct HTTPRequestParser {
     /// Where the first LF of the request line is, once seen.
     private var requestLineEnd: Int?
     private(set) var outcome: Outcome = .incomplete
+    /// Where, in the bytes of the `feed` that completed the head, the bytes after it start
+    /// (a WebSocket client's first frames may come in the same read).
+    private(set) var restStart = 0
 
     /// Creates a parser.
     /// - Parameter maxHeadBytes: the cap on the request line plus headers (8 KiB is usual).
@@ -45,7 +48,7 @@ struct HTTPRequestParser {
     @discardableResult
     mutating func feed(_ bytes: UnsafeRawBufferPointer) -> Outcome {
         guard case .incomplete = outcome else { return outcome }
-        for byte in bytes {
+        for (offset, byte) in bytes.enumerated() {
             if head.isEmpty && (byte == 13 || byte == 10) { continue }  // blank lines before the request
             guard head.count < maxHeadBytes else {
                 outcome = .rejected(requestLineEnd == nil ? .uriTooLong : .headersTooLarge)
@@ -58,6 +61,7 @@ struct HTTPRequestParser {
                 requestLineEnd = position
             } else if isBlankLine(from: lineStart, to: position) {
                 outcome = parse()
+                restStart = offset + 1
                 return outcome
             }
             lineStart = position + 1
