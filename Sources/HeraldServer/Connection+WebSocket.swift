@@ -6,33 +6,29 @@ import HeraldBroker
 /// line framer, as TLS sits between the socket and the bytes.
 ///
 /// Reading: the upgrade request is read with the monitor's parser and judged by
-/// `WebSocketHandshake`; after the 101, frames are decoded (`WebSocketFrameDecoder`) and the
-/// text of each read goes to the line framer in one piece (`deliverLines`), a message's
-/// unterminated last line ended with `\n`. A ping is answered with a pong, a close frame is a
+/// `WebSocketHandshake`; after the 101, frames are decoded in place in the read buffer
+/// (`WebSocketFrameDecoder`) and the text of each read goes to the line framer in one piece,
+/// without a copy (`deliverLines`), a message's unterminated last line ended with `\n`. A ping is answered with a pong, a close frame is a
 /// half-close (what was read is answered, then the close frame comes back), a violation
 /// closes with its RFC code. Writing: `takeQueuedWebSocket` puts what the connection owes
 /// first (the handshake's answer, pongs, the close frame) and the session's queued lines
 /// after it as one text message, so the one-write-in-flight path stays as it is.
 extension Connection {
-    /// Input of a WebSocket connection: the handshake, then frames.
+    /// Input of a WebSocket connection: the handshake, then frames. `bytes` is the loop's
+    /// read buffer (or TLS's plaintext in it), which the decoder rewrites in place.
     func deliverWebSocket(_ state: WebSocketState, _ bytes: UnsafeRawBufferPointer) {
+        let buffer = UnsafeMutableRawBufferPointer(mutating: bytes)
         switch state.stage {
         case .handshake(var parser):
             let outcome = parser.feed(bytes)
             state.stage = .handshake(parser)
             handshakeRead(state, outcome)
             // Frames sent right behind the upgrade request, in the same read.
-            if case .open(var decoder) = state.stage, parser.restStart < bytes.count {
-                var outputs: [WebSocketFrameDecoder.Output] = []
-                decoder.feed(UnsafeRawBufferPointer(rebasing: bytes[parser.restStart...])) { outputs.append($0) }
-                state.stage = .open(decoder)
-                framesRead(state, outputs)
+            if case .open = state.stage, parser.restStart < bytes.count {
+                framesRead(state, UnsafeMutableRawBufferPointer(rebasing: buffer[parser.restStart...]))
             }
-        case .open(var decoder):
-            var outputs: [WebSocketFrameDecoder.Output] = []
-            decoder.feed(bytes) { outputs.append($0) }
-            state.stage = .open(decoder)
-            framesRead(state, outputs)
+        case .open:
+            framesRead(state, buffer)
         case .done:
             return
         }
@@ -63,31 +59,33 @@ extension Connection {
         }
     }
 
-    /// What one read's frames held: their text to the framer in one piece (in order with
-    /// the control frames between them), pongs queued, a close or a violation carried out.
-    private func framesRead(_ state: WebSocketState, _ outputs: [WebSocketFrameDecoder.Output]) {
-        var text: [UInt8] = []
-        func handText() {
-            guard !text.isEmpty, !isClosing else { return }
-            text.withUnsafeBytes { deliverLines($0) }
-            text.removeAll(keepingCapacity: true)
+    /// One read's frames, decoded in place: their text to the framer in one piece (split
+    /// only where a control frame must be acted on in its turn), pongs queued, a close or a
+    /// violation carried out.
+    private func framesRead(_ state: WebSocketState, _ buffer: UnsafeMutableRawBufferPointer) {
+        guard case .open(var decoder) = state.stage else { return }
+        var events: [(textBefore: Int, event: WebSocketFrameDecoder.Event)] = []
+        let textCount = decoder.decode(buffer) { events.append(($0, $1)) }
+        state.stage = .open(decoder)
+        var handed = 0
+        func handText(upTo end: Int) {
+            guard end > handed, !isClosing else { return }
+            deliverLines(UnsafeRawBufferPointer(rebasing: buffer[handed..<end]))
+            handed = end
         }
-        for output in outputs {
-            switch output {
-            case .text(let bytes):
-                text += bytes
-                state.atLineStart = bytes.last == 10
-            case .messageEnd:
-                if !state.atLineStart { text.append(10) }
-                state.atLineStart = true
+        for (textBefore, event) in events {
+            switch event {
             case .ping(let payload):
                 if state.isOpen { state.pending += WebSocketFrameEncoder.pong(payload) }
+            case .lineEnd:
+                handText(upTo: textBefore)
+                if !isClosing { [UInt8(10)].withUnsafeBytes { deliverLines($0) } }
             case .close:
-                handText()
+                handText(upTo: textBefore)
                 // A half-close: the answers go out, then the close frame (`takeQueuedWebSocket`).
                 endInput()
             case .fail(let code, let reason):
-                handText()
+                handText(upTo: textBefore)
                 worker.server.logger.info("websocket protocol violation; closing",
                                           ["client": "c" + String(session.id), "peer": peer, "code": Int(code), "reason": reason])
                 if closeReason == nil { closeReason = .webSocket(code) }
@@ -95,7 +93,7 @@ extension Connection {
                 state.close(code: code, reason: reason)
             }
         }
-        handText()
+        handText(upTo: textCount)
     }
 
     /// Writes what the connection owes now (outside a flush pass: the 101, a pong, a close).

@@ -3,6 +3,7 @@
 enum Proto: String, Sendable, CaseIterable {
     case herald, nats, redis, mqtt, sink
     case heraldCompact = "herald-compact"
+    case heraldWebSocket = "herald-ws"
 }
 
 enum Workload: String, Sendable, CaseIterable {
@@ -58,14 +59,15 @@ struct Options: Sendable {
 }
 
 let usageText = """
-    usage: herald-bench --proto herald|herald-compact|nats|redis|mqtt|sink [--host 127.0.0.1] --port P
+    usage: herald-bench --proto herald|herald-compact|herald-ws|nats|redis|mqtt|sink [--host 127.0.0.1] --port P
                         --workload fanout|channels|latency|idle|subscriptions
                         [--subs S] [--size BYTES] [--count N] [--json]
                         [--channels C] [--sub-conns K] [--idle SECONDS] [--warmup N] [--rate R]
                         [--conns N] [--subs-total N] [--pid PID]
                         [--window W] [--keys K] [--pub-port P] [--sub-ports P1,P2,...]
 
-      --proto      broker protocol; `herald-compact` is herald with `compact:true` subscriptions
+      --proto      broker protocol; `herald-compact` is herald with `compact:true` subscriptions,
+                   `herald-ws` herald over its WebSocket listener (--port: the ws_port)
                    (events without `sub` and `from`); `sink` starts a built-in no-op server (Herald wire
                    format) in-process and measures the generator's own ceiling (--port ignored)
       --workload   fanout:   S subscribers on one channel, 1 publisher sending N messages
@@ -134,7 +136,7 @@ func parseArguments(_ args: [String]) throws -> Options {
         case "--proto":
             let s = try value(a)
             guard let p = Proto(rawValue: s) else {
-                throw UsageError(description: "unknown --proto '\(s)' (herald, herald-compact, nats, redis, mqtt, sink)")
+                throw UsageError(description: "unknown --proto '\(s)' (herald, herald-compact, herald-ws, nats, redis, mqtt, sink)")
             }
             o.proto = p
         case "--host": o.host = try value(a)
@@ -197,7 +199,7 @@ func parseArguments(_ args: [String]) throws -> Options {
     if o.workload == .ping && o.proto != .redis {
         throw UsageError(description: "the ping workload is Redis only (PING -> PONG)")
     }
-    if (o.proto == .herald || o.proto == .heraldCompact || o.proto == .sink) && o.size < 2 {
+    if (o.proto == .herald || o.proto == .heraldCompact || o.proto == .heraldWebSocket || o.proto == .sink) && o.size < 2 {
         throw UsageError(description: "--size must be >= 2 for Herald (the JSON string includes its quotes)")
     }
     if o.proto == .sink && o.workload == .channels {

@@ -50,6 +50,7 @@ func runScale() throws {
     switch options.proto {
     case .herald: r = try Runner<HeraldProto>(o: options, port: options.port).runScale()
     case .heraldCompact: r = try Runner<HeraldCompactProto>(o: options, port: options.port).runScale()
+    case .heraldWebSocket: r = try Runner<HeraldWebSocketProto>(o: options, port: options.port).runScale()
     case .nats: r = try Runner<NatsProto>(o: options, port: options.port).runScale()
     case .redis: r = try Runner<RedisProto>(o: options, port: options.port).runScale()
     case .mqtt: r = try Runner<MqttProto>(o: options, port: options.port).runScale()
@@ -90,6 +91,7 @@ do {
     switch options.proto {
     case .herald: result = try Runner<HeraldProto>(o: options, port: options.port).run()
     case .heraldCompact: result = try Runner<HeraldCompactProto>(o: options, port: options.port).run()
+    case .heraldWebSocket: result = try Runner<HeraldWebSocketProto>(o: options, port: options.port).run()
     case .nats: result = try Runner<NatsProto>(o: options, port: options.port).run()
     case .redis: result = try Runner<RedisProto>(o: options, port: options.port).run()
     case .mqtt: result = try Runner<MqttProto>(o: options, port: options.port).run()

@@ -23,40 +23,55 @@ struct WebSocketCodecTests {
         return out
     }
 
-    /// Everything `bytes` decode to, fed in pieces of `step` bytes; text pieces joined.
-    private func decode(_ bytes: [UInt8], step: Int = 1 << 30) -> [WebSocketFrameDecoder.Output] {
+    /// Everything `bytes` decode to, fed in pieces of `step` bytes: the text (joined over
+    /// the pieces) and the events, each with the text length before it.
+    private func decode(_ bytes: [UInt8], step: Int = 1 << 30) -> (text: [UInt8], events: [(Int, WebSocketFrameDecoder.Event)]) {
         var decoder = WebSocketFrameDecoder()
-        var outputs: [WebSocketFrameDecoder.Output] = []
+        var text: [UInt8] = []
+        var events: [(Int, WebSocketFrameDecoder.Event)] = []
         var at = 0
         while at < bytes.count {
             let end = min(at + step, bytes.count)
-            bytes[at..<end].withUnsafeBytes { piece in
-                decoder.feed(piece) { output in
-                    if case .text(let more) = output, case .text(let had)? = outputs.last {
-                        outputs[outputs.count - 1] = .text(had + more)
-                    } else {
-                        outputs.append(output)
-                    }
+            var piece = Array(bytes[at..<end])
+            let before = text.count
+            let eventsBefore = events.count
+            let count = piece.withUnsafeMutableBytes { buffer in
+                decoder.decode(buffer) { events.append((before + $0, $1)) }
+            }
+            // A line end the piece had no room for goes in its place among the text.
+            var inserted = 0
+            for index in events.indices where index >= eventsBefore {
+                if case .lineEnd = events[index].1 {
+                    let position = events[index].0 - before
+                    piece.insert(10, at: position + inserted)
+                    inserted += 1
                 }
             }
+            text += piece[..<(count + inserted)]
+            events.removeAll { if case .lineEnd = $0.1 { return true } else { return false } }
             at = end
         }
-        return outputs
+        return (text, events)
     }
 
     @Test(arguments: [1, 2, 3, 7, 1 << 30])
     func fragmentedTextWithAPingBetweenDecodesTheSameAtAnySplit(step: Int) {
         let line = Array(#"{"op":"pub","ch":"é.x","data":1}"#.utf8)
         let bytes = frame(0x1, Array(line[..<10]), final: false) + frame(0x9, Array("hi".utf8))
-            + frame(0x0, Array(line[10...]), final: true) + frame(0x8, [0x03, 0xE8])
-        #expect(decode(bytes, step: step) == [.text(Array(line[..<10])), .ping(Array("hi".utf8)), .text(Array(line[10...])),
-                                               .messageEnd, .close(code: 1000, reason: [])])
+            + frame(0x0, Array(line[10...]), final: true) + frame(0x8, [0x03, 0xE8]) + frame(0x1, Array("late\n".utf8))
+        let (text, events) = decode(bytes, step: step)
+        #expect(text == line + [10], "the message's last line ended with \\n")
+        #expect(events.map(\.0) == [10, line.count + 1])
+        #expect(events.map(\.1) == [.ping(Array("hi".utf8)), .close(code: 1000, reason: [])], "nothing after the close")
     }
 
-    @Test func lengthsOf126AndMoreUseTheLongerForms() {
-        for size in [125, 126, 65_535, 65_536, 200_000] {
-            let payload = [UInt8](repeating: UInt8(ascii: "a"), count: size)
-            #expect(decode(frame(0x1, payload), step: 4_096) == [.text(payload), .messageEnd], "\(size)")
+    @Test func lengthsOf126AndMoreUseTheLongerFormsAndUnmaskAtAnyOffset() {
+        for size in [1, 7, 8, 9, 125, 126, 65_535, 65_536, 200_000] {
+            let payload = (0..<size).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+            for step in [3, 4_096] {
+                let (text, events) = decode(frame(0x1, payload, mask: [0x12, 0x9A, 0xF0, 0x3C]), step: step)
+                #expect(text == payload + [10] && events.isEmpty, "\(size) in pieces of \(step)")
+            }
         }
     }
 
@@ -73,15 +88,16 @@ struct WebSocketCodecTests {
             (frame(0x1, [0xC3, 0x28]), 1007),
             (frame(0x1, [0xED, 0xA0, 0x80]), 1007),
             (frame(0x1, [0xC3]), 1007),
+            (frame(0x1, Array("abcdefgh".utf8) + [0xFF] + Array("abcdefgh".utf8)), 1007),
             (frame(0x8, [0x03]), 1002),
             (frame(0x8, [0x03, 0xED]), 1002),
             (frame(0x8, [0x03, 0xE8, 0xFF]), 1007),
             ([0x81, 0xFF, 0x80, 0, 0, 0, 0, 0, 0, 0], 1002),
         ]
         for (bytes, code) in cases {
-            let outputs = decode(bytes)
-            guard case .fail(let got, _)? = outputs.last else {
-                Issue.record("no failure for \(bytes.prefix(12)): \(outputs)")
+            let (_, events) = decode(bytes)
+            guard case .fail(let got, _)? = events.last?.1 else {
+                Issue.record("no failure for \(bytes.prefix(12)): \(events)")
                 continue
             }
             #expect(got == code, "\(bytes.prefix(12))")
@@ -89,14 +105,15 @@ struct WebSocketCodecTests {
     }
 
     @Test func nothingIsDecodedAfterAViolation() {
-        let outputs = decode(frame(0x2, [1]) + frame(0x1, [65]))
-        #expect(outputs.count == 1)
+        let (text, events) = decode(frame(0x2, [1]) + frame(0x1, [65]))
+        #expect(events.count == 1 && text.isEmpty)
     }
 
     @Test func aUTF8CharacterSplitOverFramesIsValid() {
         let euro: [UInt8] = [0xE2, 0x82, 0xAC]
         let bytes = frame(0x1, [euro[0]], final: false) + frame(0x0, [euro[1]], final: false) + frame(0x0, [euro[2]])
-        #expect(decode(bytes) == [.text(euro), .messageEnd])
+        let (text, events) = decode(bytes)
+        #expect(text == euro + [10] && events.isEmpty)
     }
 
     @Test func serverFramesAreUnmaskedWithTheShortestLength() {

@@ -1,28 +1,30 @@
 /// The frames a WebSocket client sends (RFC 6455, section 5; issue 34), decoded as they
-/// arrive, in whatever pieces the socket gives them: a pure state machine, no I/O. A text
-/// payload is unmasked and handed on piece by piece as it comes, so a message of any length
-/// costs no more memory here than the piece in hand.
+/// arrive, in whatever pieces the socket gives them: a pure state machine, no I/O.
 ///
-/// What it hands on (`Output`): the unmasked bytes of text messages in order (`text`), the end
-/// of each text message (`messageEnd`, where the line framer ends a last line without `\n`),
-/// pings (to answer with a pong of the same payload), a close (with its code), and a
-/// violation (`fail`), after which it takes nothing more: an unmasked frame, a reserved bit
-/// or opcode, a fragmented or over-long control frame, a continuation with no message, a new
-/// message inside another, a binary message (1003), a length with its top bit set, invalid
-/// UTF-8 in a text message (1007, checked across fragment and read boundaries).
+/// In place, for speed: `decode` unmasks the text of a read where it lies and moves it to the
+/// front of the same buffer over the frame headers it drops (the write position never passes
+/// the read position), so a read's lines reach the framer without a copy. Each text message's
+/// last line is ended with `\n` when the client left it off, in the room a dropped frame
+/// header left (6 bytes at least), or by a `lineEnd` event when the final frame's header came
+/// in an earlier read. Control frames are reported as events,
+/// with how much text came before them: a ping (to answer with a pong of the same payload), a
+/// close (with its code), a violation (`fail`), after which nothing more is decoded: an
+/// unmasked frame, a reserved bit or opcode, a fragmented or over-long control frame, a
+/// continuation with no message, a new message inside another, a binary message (1003), a
+/// length with its top bit set, invalid UTF-8 in a text message (1007, checked across
+/// fragment and read boundaries).
 struct WebSocketFrameDecoder {
-    /// What a piece of input produced.
-    enum Output: Equatable {
-        /// Unmasked bytes of a text message (valid UTF-8 so far).
-        case text([UInt8])
-        /// The text message ended (its FIN frame).
-        case messageEnd
+    /// A control frame or a violation, in its place among the text.
+    enum Event: Equatable {
         /// A ping and its payload (at most 125 bytes).
         case ping([UInt8])
         /// A close frame: its status code (1005 when it carried none) and reason.
         case close(code: UInt16, reason: [UInt8])
         /// The client broke the protocol: close with `code` (RFC 6455, 7.4.1).
         case fail(code: UInt16, reason: String)
+        /// A message's last line ends here, and the buffer had no room for its `\n` (the
+        /// final frame's header came in an earlier read): hand one after the text before it.
+        case lineEnd
     }
 
     /// The RFC's close codes this side sends.
@@ -32,8 +34,6 @@ struct WebSocketFrameDecoder {
         static let unsupportedData: UInt16 = 1003
         static let noStatus: UInt16 = 1005
         static let invalidPayload: UInt16 = 1007
-        static let policy: UInt16 = 1008
-        static let tooBig: UInt16 = 1009
     }
 
     private enum Stage {
@@ -47,42 +47,48 @@ struct WebSocketFrameDecoder {
     private var header: [UInt8] = []
     private var opcode: UInt8 = 0
     private var isFinal = false
-    private var mask: (UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0)
+    /// The mask as a little-endian word, rotated to where the next payload byte is.
+    private var mask: UInt32 = 0
     private var remaining: UInt64 = 0
-    /// How far into the mask the next payload byte is.
-    private var maskOffset = 0
     /// A control frame's payload, gathered whole (at most 125 bytes).
     private var control: [UInt8] = []
     /// Whether a text message is open (its first frame came, its final one not yet).
     private var inMessage = false
+    /// Whether the message's text so far ends with `\n` (or is empty).
+    private var atLineStart = true
     private var utf8 = UTF8Validator()
 
-    /// Whether a violation ended the decoding.
-    var hasFailed: Bool { stage == .failed }
+    /// Whether a violation or a close frame ended the decoding.
+    var hasEnded: Bool { stage == .failed }
 
-    /// Decodes `bytes`, calling `output` for what they complete, in order.
-    mutating func feed(_ bytes: UnsafeRawBufferPointer, _ output: (Output) -> Void) {
-        var at = 0
-        while at < bytes.count, stage != .failed {
+    /// Decodes `buffer` in place: its messages' text, unmasked, ends up at its front.
+    /// - Parameter event: each control frame or violation, with the count of text bytes at
+    ///   the front that came before it.
+    /// - Returns: how many text bytes are at the front of `buffer`.
+    mutating func decode(_ buffer: UnsafeMutableRawBufferPointer, _ event: (_ textBefore: Int, Event) -> Void) -> Int {
+        var read = 0
+        var written = 0
+        while read < buffer.count, stage != .failed {
             switch stage {
             case .header:
-                header.append(bytes[at])
-                at += 1
+                header.append(buffer[read])
+                read += 1
                 if let failure = headerComplete() {
-                    fail(failure, output)
+                    fail(failure, written, event)
                 } else if stage == .payload && remaining == 0 {
-                    frameEnded(output)
+                    frameEnded(buffer, read: read, &written, event)
                 }
             case .payload:
-                let take = Int(min(remaining, UInt64(bytes.count - at)))
-                payload(UnsafeRawBufferPointer(rebasing: bytes[at..<(at + take)]), output)
-                at += take
+                let take = Int(min(remaining, UInt64(buffer.count - read)))
+                payload(buffer, from: read, count: take, to: &written, event)
+                read += take
                 remaining -= UInt64(take)
-                if remaining == 0, stage == .payload { frameEnded(output) }
+                if remaining == 0, stage == .payload { frameEnded(buffer, read: read, &written, event) }
             case .failed:
-                return
+                break
             }
         }
+        return written
     }
 
     /// Reads the header once it is whole; nil while it is not, or when it is fine.
@@ -107,9 +113,8 @@ struct WebSocketFrameDecoder {
         } else if length7 == 127 {
             length = header[2..<10].reduce(0) { $0 << 8 | UInt64($1) }
         }
-        let maskAt = needed - 4
-        mask = (header[maskAt], header[maskAt + 1], header[maskAt + 2], header[maskAt + 3])
-        maskOffset = 0
+        let at = needed - 4
+        mask = UInt32(header[at]) | UInt32(header[at + 1]) << 8 | UInt32(header[at + 2]) << 16 | UInt32(header[at + 3]) << 24
         remaining = length
         header.removeAll(keepingCapacity: true)
         control.removeAll(keepingCapacity: true)
@@ -135,57 +140,91 @@ struct WebSocketFrameDecoder {
         }
     }
 
-    /// Unmasks a piece of the payload: text goes on at once, a control frame's is kept.
-    private mutating func payload(_ bytes: UnsafeRawBufferPointer, _ output: (Output) -> Void) {
-        var plain = [UInt8](repeating: 0, count: bytes.count)
-        let key = [mask.0, mask.1, mask.2, mask.3]
-        for index in 0..<bytes.count {
-            plain[index] = bytes[index] ^ key[(maskOffset + index) & 3]
-        }
-        maskOffset = (maskOffset + bytes.count) & 3
+    /// Unmasks `count` payload bytes at `from`: text moves to `written` (checked as UTF-8),
+    /// a control frame's is kept aside.
+    private mutating func payload(_ buffer: UnsafeMutableRawBufferPointer, from: Int, count: Int, to written: inout Int,
+                                  _ event: (Int, Event) -> Void) {
+        guard count > 0, let base = buffer.baseAddress else { return }
+        unmask(base + from, count)
         if opcode >= 0x8 {
-            control += plain
+            control += UnsafeRawBufferPointer(start: base + from, count: count)
             return
         }
         inMessage = true
-        guard utf8.feed(plain) else {
-            return fail((CloseCode.invalidPayload, "a text message that is not UTF-8"), output)
+        if written != from { (base + written).copyMemory(from: base + from, byteCount: count) }
+        let text = UnsafeRawBufferPointer(start: base + written, count: count)
+        guard utf8.feed(text) else {
+            return fail((CloseCode.invalidPayload, "a text message that is not UTF-8"), written, event)
         }
-        if !plain.isEmpty { output(.text(plain)) }
+        atLineStart = text[count - 1] == 10
+        written += count
     }
 
-    /// A frame's payload is all in.
-    private mutating func frameEnded(_ output: (Output) -> Void) {
+    /// XORs `count` bytes with the mask, eight at a time, and turns the mask to where the
+    /// next byte is.
+    private mutating func unmask(_ start: UnsafeMutableRawPointer, _ count: Int) {
+        var at = 0
+        let wide = UInt64(mask) | UInt64(mask) << 32
+        while at + 8 <= count {
+            let word = UInt64(littleEndian: (start + at).loadUnaligned(as: UInt64.self))
+            (start + at).storeBytes(of: (word ^ wide).littleEndian, toByteOffset: 0, as: UInt64.self)
+            at += 8
+        }
+        var rotating = mask
+        while at < count {
+            let byte = (start + at).load(as: UInt8.self)
+            (start + at).storeBytes(of: byte ^ UInt8(truncatingIfNeeded: rotating), as: UInt8.self)
+            rotating = rotating >> 8 | rotating << 24
+            at += 1
+        }
+        mask = rotating
+    }
+
+    /// A frame's payload is all in (`read`: where decoding is in the buffer).
+    private mutating func frameEnded(_ buffer: UnsafeMutableRawBufferPointer, read: Int, _ written: inout Int,
+                                     _ event: (Int, Event) -> Void) {
         stage = .header
         switch opcode {
         case 0x0, 0x1:
             inMessage = !isFinal
             guard isFinal else { return }
             guard utf8.isComplete else {
-                return fail((CloseCode.invalidPayload, "a text message that ends inside a UTF-8 character"), output)
+                return fail((CloseCode.invalidPayload, "a text message that ends inside a UTF-8 character"), written, event)
             }
-            output(.messageEnd)
+            if !atLineStart {
+                atLineStart = true
+                // Room where this read dropped a frame header (6 bytes at least each); none
+                // when the final frame's header came in an earlier read.
+                guard written < read else { return event(written, .lineEnd) }
+                buffer[written] = 10
+                written += 1
+            }
         case 0x8:
-            closeFrame(output)
+            closeFrame(written, event)
+            // Nothing after a close frame is read (RFC 6455, 5.5.1).
+            stage = .failed
         case 0x9:
-            output(.ping(control))
+            event(written, .ping(control))
         default:
             return
         }
     }
 
     /// A close frame: no payload, or a 2-byte code and a UTF-8 reason.
-    private mutating func closeFrame(_ output: (Output) -> Void) {
-        guard !control.isEmpty else { return output(.close(code: CloseCode.noStatus, reason: [])) }
-        guard control.count >= 2 else { return fail((CloseCode.protocolError, "a close frame with a 1-byte payload"), output) }
+    private mutating func closeFrame(_ written: Int, _ event: (Int, Event) -> Void) {
+        guard !control.isEmpty else { return event(written, .close(code: CloseCode.noStatus, reason: [])) }
+        guard control.count >= 2 else { return fail((CloseCode.protocolError, "a close frame with a 1-byte payload"), written, event) }
         let code = UInt16(control[0]) << 8 | UInt16(control[1])
         let reason = Array(control[2...])
         var check = UTF8Validator()
-        guard check.feed(reason), check.isComplete else {
-            return fail((CloseCode.invalidPayload, "a close reason that is not UTF-8"), output)
+        let valid = reason.withUnsafeBytes { check.feed($0) }
+        guard valid, check.isComplete else {
+            return fail((CloseCode.invalidPayload, "a close reason that is not UTF-8"), written, event)
         }
-        guard Self.isValidCloseCode(code) else { return fail((CloseCode.protocolError, "close code \(code) may not be sent"), output) }
-        output(.close(code: code, reason: reason))
+        guard Self.isValidCloseCode(code) else {
+            return fail((CloseCode.protocolError, "close code \(code) may not be sent"), written, event)
+        }
+        event(written, .close(code: code, reason: reason))
     }
 
     /// RFC 6455 7.4: the codes an endpoint may put in a close frame.
@@ -197,8 +236,8 @@ struct WebSocketFrameDecoder {
         }
     }
 
-    private mutating func fail(_ failure: (UInt16, String), _ output: (Output) -> Void) {
+    private mutating func fail(_ failure: (UInt16, String), _ written: Int, _ event: (Int, Event) -> Void) {
         stage = .failed
-        output(.fail(code: failure.0, reason: failure.1))
+        event(written, .fail(code: failure.0, reason: failure.1))
     }
 }

@@ -21,9 +21,6 @@ final class WebSocketState {
     var closesAfterPending = false
     /// Whether a close frame was queued (the last frame this side sends).
     var sentClose = false
-    /// Whether the text read so far ends on a line's end (a message may end without `\n`:
-    /// its last line ends with it).
-    var atLineStart = true
     /// The buffer the session's queue is swapped with (`takeQueuedWebSocket`), copied after
     /// the frame header into the bytes written.
     var spare: [UInt8] = []
