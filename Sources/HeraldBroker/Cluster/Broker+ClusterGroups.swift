@@ -18,7 +18,16 @@ extension Broker {
         if subscription.isHandler { clusterHandlerAdded(subscription) }
         let pattern = subscription.pattern
         guard let group = subscription.group else {
-            if index.plainCount(withPattern: pattern) == 1 { clusterInterestAdded(pattern, for: subscription.session) }
+            if index.plainCount(withPattern: pattern) == 1 {
+                clusterInterestAdded(pattern, for: subscription.session)
+            } else {
+                // The pattern's registration may still be on its way to the other nodes.
+                let ticket = cluster.pendingTicket(for: pattern)
+                guard ticket > 0 else { return }
+                let session = subscription.session
+                if session.barriers.isEmpty { retention.heldSessions.append(session) }
+                session.holdOutput(untilTicket: ticket)
+            }
             return
         }
         let members = index.group(withPattern: pattern, named: group)?.members.count ?? 0

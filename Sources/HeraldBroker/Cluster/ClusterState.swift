@@ -203,6 +203,9 @@ public final class ClusterState {
     private var lastOther: Int?
     /// The last barrier ticket handed out, and the highest every node has acknowledged.
     private(set) var lastTicket = 0
+    /// The latest registration ticket of each entry this node added (`pendingTicket`);
+    /// entries whose ticket is done are dropped once there are many.
+    private var registering: [[UInt8]: Int] = [:]
     public private(set) var ticketsDone = 0
     var receipts: [Int: Receipt] = [:]
     private var nextReceipt = 0
@@ -371,7 +374,16 @@ public final class ClusterState {
     func added(_ pattern: [UInt8]) -> Int {
         lastTicket += 1
         append(.interest(InterestChange(pattern: pattern, added: true, ticket: lastTicket)))
+        registering[pattern] = lastTicket
         return lastTicket
+    }
+
+    /// The ticket of `entry`'s registration (a pattern, or `PATTERN GROUP`) when the other
+    /// nodes have not all seen it yet, else 0: a second subscriber's `ok` waits for it too
+    /// (the first one's registration is what routes the events to this node).
+    func pendingTicket(for entry: [UInt8]) -> Int {
+        guard let ticket = registering[entry] else { return 0 }
+        return ticket > ticketsDone ? ticket : 0
     }
 
     /// Records that this node's last subscriber on `pattern` left.
@@ -383,8 +395,18 @@ public final class ClusterState {
     /// group new here) gets a barrier ticket; later counts and leaving members do not.
     /// - Returns: the ticket the `sub` answer waits for, or 0.
     func groupChanged(_ pattern: [UInt8], group: [UInt8], members: Int, joined: Bool) -> Int {
-        let ticket = joined && members == 1 ? lastTicket + 1 : 0
-        if ticket > 0 { lastTicket = ticket }
+        var ticket = joined && members == 1 ? lastTicket + 1 : 0
+        if ticket > 0 {
+            lastTicket = ticket
+            registering[pattern + [32] + group] = ticket
+        } else if joined {
+            // A later member's `ok` waits for the group's registration as the first one's does.
+            ticket = pendingTicket(for: pattern + [32] + group)
+            if ticket > 0 {
+                append(.interest(InterestChange(pattern: pattern, group: group, members: members, ticket: 0)))
+                return ticket
+            }
+        }
         // A connection leaving with many members of one group: one count per pass, not one
         // Redis call per member.
         if ticket == 0, let at = lastInterest, let last = commands[at].interestChange, last.ticket == 0,
@@ -446,6 +468,7 @@ public final class ClusterState {
 
     func markDone(upTo ticket: Int) {
         ticketsDone = max(ticketsDone, ticket)
+        if registering.count > 64 { registering = registering.filter { $0.value > ticketsDone } }
     }
 
     /// Removes a receipt to answer it. - Returns: nil when it is gone already.

@@ -85,10 +85,13 @@ extension ClusterEngine {
     func registerAgain() {
         rejoin { [unowned self] in
             resumeSeqs()
-            releaseHeld()
-            retryUndeclares()
+            // The tables first, from what this node holds now, then what waited meanwhile: a
+            // `declare` sent before the instance resync was undone by it (its claim was not
+            // in the resync's list yet), and another node could claim the channel after.
             for table in mirroredTables { table.resync() }
             resyncLeases()
+            releaseHeld()
+            retryUndeclares()
             if incarnation.announcesOnReady {
                 incarnation.announcesOnReady = false
                 announceUp()

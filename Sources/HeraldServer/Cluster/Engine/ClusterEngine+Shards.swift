@@ -100,6 +100,7 @@ extension ClusterEngine {
     /// node's queue-group members and liveness are copied there, and, back after an outage,
     /// its channels' counters are resumed (`resumeSeqs`).
     private func shardMayServe(_ shard: DataShard, resumes: Bool = true) {
+        if let run = awaitingShards, shard.isReady { return scriptsLoaded(run: run) }
         guard shard.isReady, isReady else { return }
         copyGroupLayouts(to: shard)
         copyLiveness(to: shard)

@@ -60,6 +60,10 @@ final class ClusterEngine {
     private(set) var mirroredTables: [any MirroredTable] = []
     /// Whether the node serves the cluster (every snapshot read).
     var isReady: Bool { lifecycle.isReady }
+    /// The run whose scripts are loaded while the first readiness waits for the data shards
+    /// (`scriptsLoaded`), and when the engine started.
+    var awaitingShards: Int?
+    let startedAt = uv_hrtime()
     /// `link`/`unlink` replies waiting for every live node to apply their version.
     var heldReplies: [(version: Int, since: UInt64, call: ClusterState.ScriptCall, reply: RedisReply)] = []
     /// Instance channel removals that could not reach Redis, sent again once it is back
@@ -572,9 +576,28 @@ final class ClusterEngine {
                 left -= 1
                 guard left == 0 else { return }
                 if let failure { return startOverLater("loading the scripts failed", failure, run: run) }
-                perform(lifecycle.scriptsLoaded(run: run))
+                scriptsLoaded(run: run)
             }
         }
+    }
+
+    /// Shard 0's scripts are in: getting ready goes on, but the first time only once every
+    /// data shard serves too (or `node_timeout_ms` after start, naming those that do not), so
+    /// that no `sub` is answered before this node listens on its channel's shard (a shard
+    /// down at start makes only its channels `unavailable`).
+    func scriptsLoaded(run: Int) {
+        let waiting = dataShards.filter { !$0.isReady }
+        if !lifecycle.wasReady, !waiting.isEmpty,
+           uv_hrtime() &- startedAt < UInt64(settings.nodeTimeoutMs) * 1_000_000 {
+            awaitingShards = run
+            return
+        }
+        awaitingShards = nil
+        if !lifecycle.wasReady, !waiting.isEmpty {
+            server.logger.warn("cluster: starting without some Redis shards; their channels are unavailable until they serve",
+                               ["shards": waiting.map { String($0.index) }.joined(separator: ",")])
+        }
+        perform(lifecycle.scriptsLoaded(run: run))
     }
 
     /// A step of getting ready (of run `run`) failed with the link up: logs it, and the next
@@ -687,6 +710,7 @@ final class ClusterEngine {
         } else {
             perform(lifecycle.period(commandsConnected: commands.isConnected))
         }
+        if let run = awaitingShards { scriptsLoaded(run: run) }
         releaseBarriers(now: uv_hrtime())
         expireLockQueries(now: uv_hrtime())
         commands.flush()
