@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Offline checker of a scripts/chaos history (issue 31).
+"""Offline checker of a scripts/chaos history (issues 31 and 33).
 
 usage: scripts/chaos_check.py HISTORY [--json F] [--examples N] [--strict]
        scripts/chaos_check.py --self-test
@@ -42,7 +42,11 @@ count and a few examples:
 What seq unique, acked delivered and no silent jump find in the window of a SIGKILL of the
 Redis primary (`--redis-every`) is counted, not failed, unless `--strict`: a killed primary
 loses what it had not replicated; issue 31's acceptance covers planned failovers, pauses and
-link faults.
+link faults. With several shards (`shards` in the run record; issue 33) this holds only for
+the channels of the shard whose primary was killed (the fault's `shard`), placed as ShardMap
+does (jump consistent hash over FNV-1a 64, `shard_of` here): a data shard's kill excuses
+nothing on the other shards' channels; shard 0's, which also holds the cluster's own records
+(interest, locks, owners), excuses every channel, as one Redis's kill does.
 
 Then prints per fault kind: how many, time to recover (from the fault's end to the first
 answer that needed Redis on every affected node: the victim, or every node for failovers and
@@ -50,7 +54,13 @@ Redis kills; an answer is ok or a definite refusal such as `conflict`, not `unav
 the longest stall between such answers there (from before the fault's start to that first
 answer after its end), `unavailable` answers, gap frames (and seqs
 covered), `node_reset` closes, events lost and covered, and what each check found in the
-faults' windows (a fault's window runs from its start to the next fault's start).
+faults' windows (a fault's window runs from its start to the next fault's start). With
+shards, a fault of one shard is labelled with it (`redis@1`, `failover@2`, `link/delay@1`) and
+its recovery is judged by the answers that needed that shard (ops on its channels, the
+monitors' `get` probe of one counter per shard; for shard 0 also locks and instance
+channels); and the figures are given per shard as well: its channels, ops, acknowledged
+`pub`s and `set`s, events, primary kills, planned failovers, link faults, `unavailable`
+answers and probes, gap frames, and what each check found on its channels.
 Exits 1 when a check fails.
 """
 
@@ -61,6 +71,29 @@ import sys
 from collections import defaultdict
 
 EXAMPLES = 5
+
+
+def fnv1a64(data):
+    """FNV-1a, 64 bits, of `data` (bytes): ShardMap.fnv1a64."""
+    h = 0xcbf29ce484222325
+    for byte in data:
+        h = ((h ^ byte) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def jump(key, buckets):
+    """Jump consistent hash (Lamping and Veach), as ShardMap.jump computes it (doubles included)."""
+    bucket, nxt = -1, 0
+    while nxt < buckets:
+        bucket = nxt
+        key = (key * 2862933555777941757 + 1) & 0xFFFFFFFFFFFFFFFF
+        nxt = int(float(bucket + 1) * (float(1 << 31) / float((key >> 33) + 1)))
+    return bucket
+
+
+def shard_of(channel, shards):
+    """The shard `channel` lives on among `shards` (ShardMap.shard(of:): shard 0 when one)."""
+    return 0 if shards <= 1 else jump(fnv1a64(channel.encode()), shards)
 
 
 class Life:
@@ -199,9 +232,12 @@ class Windows:
 
 
 def label(fault):
+    """A fault's kind as the figures name it: `link/delay`, and with several shards the shard
+    a Redis fault hit (`redis@1`: shard 1's primary killed)."""
+    shard = f"@{fault['shard']}" if fault.get("shard") is not None else ""
     if fault.get("failed"):
-        return fault["kind"] + " (failed)"
-    return fault["kind"] + (f"/{fault['mode']}" if fault.get("mode") else "")
+        return fault["kind"] + shard + " (failed)"
+    return fault["kind"] + (f"/{fault['mode']}" if fault.get("mode") else "") + shard
 
 
 class Check:
@@ -210,10 +246,13 @@ class Check:
         self.count = 0
         self.examples = []
         self.by_window = defaultdict(int)
+        self.by_shard = defaultdict(int)      # found (failing or counted) per shard of the channel
         self.counted_only = 0   # found but not failing (e.g. at Redis kills)
         self.notes = []
 
-    def found(self, text, t=None, windows=None, n=1, fail=True):
+    def found(self, text, t=None, windows=None, n=1, fail=True, shard=None):
+        if shard is not None:
+            self.by_shard[shard] += n
         if fail:
             self.count += n
         else:
@@ -247,9 +286,25 @@ def check(path, strict=False):
     out; the issue-15 runs counted those too."""
     h = History(path)
     windows = Windows(h.faults)
+    shards = h.run.get("shards") or 1
+    placement = {}
 
-    def failing(t):
-        return strict or not windows.kind(t).startswith("redis")
+    def shard(ch):
+        if ch not in placement:
+            placement[ch] = shard_of(ch, shards)
+        return placement[ch]
+
+    def failing(t, ch=None):
+        """Whether a finding at `t` on `ch` fails: not inside the window of a Redis primary
+        kill, unless that kill was of another data shard than `ch`'s (shard 0's kill takes
+        the cluster's own records with it, so it excuses every channel, as with one Redis)."""
+        if strict:
+            return True
+        i = windows.index(t)
+        if i < 0 or windows.faults[i]["kind"] != "redis":
+            return True
+        hit = windows.faults[i].get("shard") or 0
+        return hit != 0 and ch is not None and shard(ch) != hit
 
     grace = h.run.get("grace", 2)
     checks = []
@@ -283,7 +338,8 @@ def check(path, strict=False):
         t, where = first_seen[key]
         other = sorted(others)[0]
         c.found(f"{key[0]} seq {key[1]}: {data_of[key]!r} ({where}) and {other[0]!r} ({other[1]})"
-                + (f" and {len(others) - 1} more" if len(others) > 1 else ""), t, windows, fail=failing(t))
+                + (f" and {len(others) - 1} more" if len(others) > 1 else ""), t, windows, fail=failing(t, key[0]),
+                shard=shard(key[0]))
     checks.append(c)
 
     # --- seq order ----------------------------------------------------------------------
@@ -296,9 +352,10 @@ def check(path, strict=False):
                 continue
             key = (ch, sub)
             if key in last and seq <= last[key]:
-                c.found(f"{life.name()} {ch}/{sub}: seq {seq} after {last[key]} at {t:.3f}", t, windows)
+                c.found(f"{life.name()} {ch}/{sub}: seq {seq} after {last[key]} at {t:.3f}", t, windows, shard=shard(ch))
             elif key not in last and ch in since and seq <= since[ch]:
-                c.found(f"{life.name()} {ch}/{sub}: seq {seq} after since {since[ch]} at {t:.3f}", t, windows)
+                c.found(f"{life.name()} {ch}/{sub}: seq {seq} after since {since[ch]} at {t:.3f}", t, windows,
+                        shard=shard(ch))
             last[key] = max(seq, last.get(key, seq))
     checks.append(c)
 
@@ -346,7 +403,7 @@ def check(path, strict=False):
             lost_events[windows.index(ts)].add((ch, seq))
             delivered.found(f"{ch} seq {seq} ({d!r}, sent {ts:.3f}, acked {ta:.3f}) never reached {life.name()} "
                             f"(subscribed {t_ok:.3f}, connected until {life.close:.3f}, {life.why})", ts, windows,
-                            fail=failing(ts))
+                            fail=failing(ts, ch), shard=shard(ch))
         expected = since + 1 if since is not None and recovered else None
         # The contract is "every event published after the `ok`" (docs/cluster.md, the
         # barrier): an event sent before it may reach the first subscriber of a pattern on a
@@ -360,7 +417,7 @@ def check(path, strict=False):
                            if not covered_by(life.gaps, ch, s) and s not in before_ok]
                 if missing:
                     jumps.found(f"{life.name()} {ch}: {expected - 1} then {seq} at {t:.3f} ({len(missing)} seqs "
-                                f"uncovered)", t, windows, fail=failing(t))
+                                f"uncovered)", t, windows, fail=failing(t, ch), shard=shard(ch))
                     per_window[windows.index(t)]["jump_seqs"] += len(missing)
             if expected is None or seq >= expected:
                 expected = seq + 1
@@ -383,14 +440,15 @@ def check(path, strict=False):
         value = final.get("value") or 0
         rev = final.get("rev")
         if final.get("err"):
-            c.found(f"{ch}: the final get failed ({final['err']})")
+            c.found(f"{ch}: the final get failed ({final['err']})", shard=shard(ch))
         elif value != rev or value < top:
-            c.found(f"{ch}: final value {value} rev {rev}, highest acknowledged {top}")
+            c.found(f"{ch}: final value {value} rev {rev}, highest acknowledged {top}", shard=shard(ch))
         seen = {}
         for o in sets[ch]:
             if o.get("rev") in seen:
                 c.found(f"{ch}: rev {o['rev']} acknowledged twice ({seen[o['rev']]['w']} at "
-                        f"{seen[o['rev']]['t']:.3f}, {o['w']} at {o['t']:.3f}): one of them lost", o["t"], windows)
+                        f"{seen[o['rev']]['t']:.3f}, {o['w']} at {o['t']:.3f}): one of them lost", o["t"], windows,
+                        shard=shard(ch))
             seen[o.get("rev")] = o
     c.notes.append(f"{sum(len(v) for v in sets.values())} acknowledged sets on {len(h.finals)} counters")
     checks.append(c)
@@ -572,19 +630,49 @@ def check(path, strict=False):
     # --- figures ------------------------------------------------------------------------
     # A node serves when it answers an op that needs Redis: ok, or a definite refusal
     # (`conflict`), not `unavailable` or a lost connection; the monitors' `locks` samples
-    # (every 0.5 s on every node) count too.
+    # (every 0.5 s on every node) count too. With several shards a fault of one shard (its
+    # primary killed or failed over, one node's link to it cut) is judged by the answers
+    # that needed that shard: ops on its channels, and for shard 0 the cluster's own records
+    # (locks, instance channels, the `locks` samples).
     node_of = {key: life.node for key, life in h.lives.items()}
     ok_times = defaultdict(list)
+    ok_on_shard = defaultdict(list)   # (node, shard) -> times
+    control_ops = ("lock", "unlock", "declare", "remove")
+    fig = [defaultdict(int) for _ in range(shards)]
     for o in h.ops:
+        where = 0 if o["op"] in control_ops or o.get("ch") is None else shard(o["ch"])
         if o.get("err"):
             per_window[windows.index(o["t"])]["err:" + o["err"]] += 1
+            fig[where]["err:" + o["err"]] += 1
+        if o["op"] not in control_ops and o.get("ch") is not None:
+            fig[where]["ops"] += 1
+            if o.get("ok") and o["op"] in ("pub", "set"):
+                fig[where]["acked_" + o["op"] + "s"] += 1
         if o.get("ok") or o.get("err") not in ("unavailable", "conn"):
             ok_times[node_of.get((o["w"], o["c"]))].append(o["t"])
+            ok_on_shard[(node_of.get((o["w"], o["c"])), where)].append(o["t"])
     for s in h.samples:
         if s["what"] == "locks" and not s.get("err"):
             ok_times[s["node"]].append(s["t"])
-    for lst in ok_times.values():
+            ok_on_shard[(s["node"], 0)].append(s["t"])
+        elif s["what"] == "get":   # with shards: the monitors' probe of one counter per shard
+            if s.get("err"):
+                fig[shard(s["ch"])]["probe:" + s["err"]] += 1
+            else:
+                ok_times[s["node"]].append(s["t"])
+                ok_on_shard[(s["node"], shard(s["ch"]))].append(s["t"])
+    for lst in list(ok_times.values()) + list(ok_on_shard.values()):
         lst.sort()
+    channels_on = defaultdict(set)
+    for life in h.lives.values():
+        for _, ch, _, _, _ in life.events:
+            fig[shard(ch)]["events"] += 1
+            channels_on[shard(ch)].add(ch)
+        for _, ch, _, _, _ in life.gaps:
+            fig[shard(ch)]["gap_frames"] += 1
+    for o in h.ops:
+        if o.get("ch") is not None and o["op"] not in control_ops:
+            channels_on[shard(o["ch"])].add(o["ch"])
     for life in h.lives.values():
         for t, ch, _, fr, to in life.gaps:
             per_window[windows.index(t)]["gap_frames"] += 1
@@ -604,7 +692,7 @@ def check(path, strict=False):
         recover = []
         stall = []
         for node in affected:
-            lst = ok_times.get(node, [])
+            lst = ok_on_shard.get((node, f["shard"]), []) if f.get("shard") is not None else ok_times.get(node, [])
             j = bisect.bisect_right(lst, f["t1"])
             if j >= len(lst):
                 recover.append(None)
@@ -623,6 +711,11 @@ def check(path, strict=False):
             if chk.by_window.get(i):
                 figures[chk.name] = chk.by_window[i]
         per_fault.append(figures)
+        if f.get("shard") is not None and f["shard"] < shards and not f.get("failed"):
+            k = fig[f["shard"]]
+            k[{"redis": "kills", "failover": "failovers", "link": "link_faults"}.get(f["kind"], f["kind"])] += 1
+            if f["kind"] in ("redis", "failover") and figures["recover_ms"] is not None:
+                k.setdefault("recover", []).append(figures["recover_ms"])
 
     kinds = {}
     rows = [("none", -1)] + [(label(f), i) for i, f in enumerate(windows.faults)]
@@ -646,7 +739,18 @@ def check(path, strict=False):
             k[key + "_p50"] = values[(len(values) - 1) // 2] if values else None
             k[key + "_max"] = values[-1] if values else None
 
-    return {"ok": all(chk.ok for chk in checks), "history": path, "lines": h.lines,
+    per_shard = []
+    for n, k in enumerate(fig):
+        recover = sorted(k.pop("recover", []))
+        row = {"shard": n, "channels": sorted(channels_on[n]), **k,
+               "failover_recover_ms_p50": recover[(len(recover) - 1) // 2] if recover else None,
+               "failover_recover_ms_max": recover[-1] if recover else None}
+        for chk in checks:
+            if chk.by_shard.get(n):
+                row[chk.name] = chk.by_shard[n]
+        per_shard.append(row)
+
+    return {"ok": all(chk.ok for chk in checks), "history": path, "lines": h.lines, "shards": per_shard,
             "checks": [chk.summary() for chk in checks], "kinds": kinds, "faults": per_fault,
             "ops": len(h.ops), "acknowledged_pubs": len(acked),
             "events": sum(len(life.events) for life in h.lives.values()),
@@ -662,6 +766,21 @@ COLUMNS = [("injected", "n"), ("recover_ms_p50", "recover p50 ms"), ("recover_ms
            ("one owner", "two owners"), ("locks told", "locks lost")]
 
 
+SHARD_COLUMNS = [("channels", "channels"), ("ops", "ops"), ("acked_pubs", "acked pubs"), ("acked_sets", "acked sets"),
+                 ("events", "events"), ("kills", "primary kills"), ("failovers", "planned failovers"),
+                 ("failover_recover_ms_p50", "recover p50 ms"), ("failover_recover_ms_max", "max"),
+                 ("link_faults", "link faults"), ("err:unavailable", "unavailable"),
+                 ("probe:unavailable", "probes unavailable"), ("gap_frames", "gap frames"),
+                 ("seq unique", "seq twice"), ("seq order", "backwards"), ("acked delivered", "deliveries missed"),
+                 ("no silent jump", "jumps"), ("writes kept", "writes lost")]
+
+
+def table(header, rows, out):
+    widths = [max(len(row[i]) for row in [header] + rows) for i in range(len(header))]
+    for row in [header] + rows:
+        print("  " + "  ".join(cell.rjust(width) for cell, width in zip(row, widths)), file=out)
+
+
 def report(verdict, out=sys.stderr):
     for chk in verdict["checks"]:
         extra = f", {chk['counted_only']} counted at Redis kills" if chk["counted_only"] else ""
@@ -673,12 +792,23 @@ def report(verdict, out=sys.stderr):
             print(f"    e.g. {example}", file=out)
     print(f"figures per fault kind (a window runs from a fault's start to the next's; 'none': before the first):",
           file=out)
-    header = ["kind"] + [title for _, title in COLUMNS]
-    rows = [[kind] + ["" if figures.get(key) is None else str(figures.get(key)) for key, _ in COLUMNS]
-            for kind, figures in verdict["kinds"].items()]
-    widths = [max(len(row[i]) for row in [header] + rows) for i in range(len(header))]
-    for row in [header] + rows:
-        print("  " + "  ".join(cell.rjust(width) for cell, width in zip(row, widths)), file=out)
+    table(["kind"] + [title for _, title in COLUMNS],
+          [[kind] + ["" if figures.get(key) is None else str(figures.get(key)) for key, _ in COLUMNS]
+           for kind, figures in verdict["kinds"].items()], out)
+    if len(verdict.get("shards", [])) > 1:
+        print("figures per shard (ops and events on the channels ShardMap places there; lock, unlock, declare "
+              "and remove are shard 0's records and left out; a check's figure counts what it found there, "
+              "failing or counted at that shard's primary kills; recover: from the end of the shard's kill or "
+              "failover to the first answer on its channels on every node):", file=out)
+        def cell(row, key):
+            value = row.get(key)
+            if key == "channels":
+                return str(len(value))
+            return "" if value is None else str(value)
+        table(["shard"] + [title for _, title in SHARD_COLUMNS],
+              [[str(row["shard"])] + [cell(row, key) for key, _ in SHARD_COLUMNS] for row in verdict["shards"]], out)
+        for row in verdict["shards"]:
+            print(f"    shard {row['shard']}: {', '.join(row['channels'])}", file=out)
     print(f"{'PASS' if verdict['ok'] else 'FAIL'} history: {verdict['lines']} lines, {verdict['ops']} ops, "
           f"{verdict['events']} events, {verdict['lives']} connection lives", file=out)
 
@@ -787,11 +917,61 @@ def self_test():
         problems.append(f"the pause's figures: {pause}")
     if problems:
         report(verdict)
+    problems += shard_self_test()
     for problem in problems:
         print("SELF-TEST FAIL:", problem, file=sys.stderr)
     print(("FAIL" if problems else "PASS") + " chaos_check self-test: each check finds its planted fault (gap and "
-          "node_reset frames included) and nothing else", file=sys.stderr)
+          "node_reset frames included) and nothing else; the shard placement and a shard's Redis kill excusing "
+          "only its own channels", file=sys.stderr)
     return 1 if problems else 0
+
+
+def shard_self_test():
+    """The placement (ShardMapTests' vectors) and the shard rule at Redis kills: a kill of
+    shard 1's primary excuses what is found on shard 1's channels, not on shard 2's."""
+    import os
+    import tempfile
+
+    problems = []
+    if (fnv1a64(b"a"), fnv1a64(b"foobar")) != (0xaf63dc4c8601ec8c, 0x85944171f73967e8):
+        problems.append("FNV-1a 64 does not give the published vectors")
+    if (jump(1, 10), jump(0xdeadbeef, 1000)) != (6, 285) or \
+            [shard_of("foobar", n) for n in (2, 3, 5, 10)] != [1, 1, 1, 5]:
+        problems.append("jump hash does not give ShardMapTests' buckets")
+    one, two = "chaos.c.2", "chaos.s.0"   # shards 1 and 2 of 3
+    assert (shard_of(one, 3), shard_of(two, 3)) == (1, 2)
+    lines = [{"k": "run", "nodes": ["a"], "grace": 2, "shards": 3},
+             {"k": "fault", "kind": "redis", "shard": 1, "t0": 10.0, "t1": 12.0, "t": 12.0}]
+    for w, role in (("p", "publisher"), ("s1", "subscriber"), ("s2", "subscriber")):
+        lines.append({"k": "open", "w": w, "c": 1, "role": role, "node": "a", "life": 1, "client": w, "t": 1.0})
+    for sub, ch in (("s1", one), ("s2", two)):
+        lines.append({"k": "op", "w": sub, "c": 1, "op": "sub", "ch": ch, "ts": 1.0, "t": 1.1, "ok": True})
+        for seq in (1, 2, 3):
+            lines.append({"k": "op", "w": "p", "c": 1, "op": "pub", "ch": ch, "ts": 9.0 + seq, "t": 9.1 + seq,
+                          "ok": True, "seq": seq, "d": f"{ch}.{seq}"})
+            if seq != 2:   # seq 2 (sent at 11.0, in the kill's window) never arrives
+                lines.append({"k": "ev", "w": sub, "c": 1, "ch": ch, "seq": seq, "sub": "s", "d": f"{ch}.{seq}",
+                              "t": 9.2 + seq})
+    lines.append({"k": "end", "t": 30})
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+        for line in lines:
+            f.write(json.dumps(line) + "\n")
+    try:
+        verdict = check(f.name)
+    finally:
+        os.unlink(f.name)
+    delivered = next(c for c in verdict["checks"] if c["name"] == "acked delivered")
+    jumps = next(c for c in verdict["checks"] if c["name"] == "no silent jump")
+    if (delivered["count"], delivered["counted_only"], jumps["count"], jumps["counted_only"]) != (1, 1, 1, 1):
+        problems.append(f"a shard 1 kill: {delivered['count']} missed deliveries and {jumps['count']} jumps failed, "
+                        f"{delivered['counted_only']} and {jumps['counted_only']} counted; 1 of each expected (shard "
+                        f"2's fail, shard 1's are counted)")
+    if [row.get("acked delivered") for row in verdict["shards"]] != [None, 1, 1] or \
+            [row.get("kills") for row in verdict["shards"]] != [None, 1, None]:
+        problems.append(f"per-shard figures: {verdict['shards']}")
+    if problems:
+        report(verdict)
+    return problems
 
 
 def main():
