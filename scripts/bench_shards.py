@@ -47,7 +47,7 @@ def jump(key: int, buckets: int) -> int:
 
 
 def shard_of(channel: str, count: int) -> int:
-    return 0 if count <= 1 else jump(fnv1a64(channel.encode()), count)
+    return 0 if count <= 1 or channel.startswith("$") else jump(fnv1a64(channel.encode()), count)
 
 
 # ------------------------------------------------------------------ a minimal RESP client

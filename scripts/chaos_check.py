@@ -93,7 +93,8 @@ def jump(key, buckets):
 
 def shard_of(channel, shards):
     """The shard `channel` lives on among `shards` (ShardMap.shard(of:): shard 0 when one)."""
-    return 0 if shards <= 1 else jump(fnv1a64(channel.encode()), shards)
+    # The daemon's own channels ($sys..., every name starting with $) live on shard 0.
+    return 0 if shards <= 1 or channel.startswith("$") else jump(fnv1a64(channel.encode()), shards)
 
 
 class Life:

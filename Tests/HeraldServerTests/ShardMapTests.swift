@@ -50,4 +50,12 @@ import Testing
         }
         #expect(moved > 9_000 && moved < 11_000, "about a third moves: \(moved)")
     }
+
+    @Test func theDaemonsOwnChannelsAllLiveOnTheFirstShard() {
+        let map = ShardMap(count: 5)
+        for name in ["$sys.client.connected", "$sys.client.disconnected", "$sys.node.down", "$presence.room"] {
+            #expect(map.shard(of: Array(name.utf8)) == 0, "\(name)")
+        }
+        #expect(Set((0..<100).map { map.shard(of: Array("user.\($0)".utf8)) }).count == 5, "other names still spread")
+    }
 }

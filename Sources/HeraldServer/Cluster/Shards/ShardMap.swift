@@ -4,7 +4,8 @@
 /// without talking, and growing the list from N to N+1 shards moves only the channels that go
 /// to the new one (about 1/(N+1) of them). Shard 0 also holds the cluster's own records.
 ///
-/// Pure: no Redis, no clock. Not wired into the engine yet (the design's step 1).
+/// Pure: no Redis, no clock. The engine (`ClusterEngine+Shards`) and `heraldd --reshard`
+/// place channels with it.
 struct ShardMap: Equatable, Sendable {
     /// How many shards there are (at least one).
     let count: Int
@@ -14,9 +15,13 @@ struct ShardMap: Equatable, Sendable {
         self.count = max(1, count)
     }
 
-    /// The shard of `channel`, in `0..<count`.
+    /// The shard of `channel`, in `0..<count`. The daemon's own channels (`$sys.…`, every
+    /// name starting with `$`) all live on shard 0: few events, and their order across
+    /// channels matters (a client's `connected` before its `disconnected`), which one shard
+    /// keeps and two would not.
     func shard(of channel: some Sequence<UInt8>) -> Int {
-        count == 1 ? 0 : Self.jump(Self.fnv1a64(channel), buckets: count)
+        guard count > 1, channel.first(where: { _ in true }) != UInt8(ascii: "$") else { return 0 }
+        return Self.jump(Self.fnv1a64(channel), buckets: count)
     }
 
     /// FNV-1a, 64 bits: offset basis 0xcbf29ce484222325, prime 0x100000001b3.
