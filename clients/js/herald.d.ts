@@ -305,7 +305,8 @@ export class HeraldClient {
 
   subscribe<T = any>(pattern: string, handler: (event: HeraldEvent<T>) => unknown, options?: SubscribeOptions): Promise<Subscription>;
   subscribe(pattern: string, options?: SubscribeOptions): Promise<Subscription>;
-  handle<T = any>(pattern: string, handler: (offer: SignalOffer<T>) => SignalVerdict | Promise<SignalVerdict>, options?: SubscribeOptions): Promise<Subscription>;
+  /** The handler returns (or resolves to) a SignalVerdict: `'stop'` or true ends the route, anything else passes. */
+  handle<T = any>(pattern: string, handler: (offer: SignalOffer<T>) => unknown, options?: SubscribeOptions): Promise<Subscription>;
   signal(channel: string, data?: unknown, options?: SignalOptions): Promise<SignalResult>;
   link(channel: string, parent: string, options?: WithSignal): Promise<void>;
   unlink(channel: string, options?: WithSignal): Promise<void>;

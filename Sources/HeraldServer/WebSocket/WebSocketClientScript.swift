@@ -100,9 +100,15 @@ export function matches(pattern, channel) {
   return p.length === c.length;
 }
 
-/** A promise with its resolve and reject at hand. */
+/**
+ * A promise with its resolve and reject at hand.
+ * @returns {{promise: Promise<any>, resolve: (value?: any) => void, reject: (error?: any) => void}}
+ */
 function deferred() {
-  let resolve, reject;
+  /** @type {(value?: any) => void} */
+  let resolve = () => {};
+  /** @type {(error?: any) => void} */
+  let reject = () => {};
   const promise = new Promise((res, rej) => { resolve = res; reject = rej; });
   return { promise, resolve, reject };
 }
@@ -179,7 +185,7 @@ export class HeraldClient {
     this._declared = new Set();
     /** @type {Map<string, string>} channel → parent */
     this._links = new Map();
-    /** @type {Array<{key: string, frame: any}>} locks held, in order taken */
+    /** @type {Array<{key: string, frame: () => any, ch?: string, sub?: string}>} locks held, in order taken */
     this._locks = [];
     /** @type {Set<any>} mirrors */
     this._mirrors = new Set();
@@ -243,12 +249,12 @@ export class HeraldClient {
 
   /** The first connection (with `waitForConnectivity`, the first that works). */
   _start() {
-    this._first = deferred();
     const signal = this.options.signal;
     if (signal?.aborted) {
       this.close();
       return Promise.reject(cancelled(signal));
     }
+    this._first = deferred();
     const stop = onAbort(signal, (error) => {
       if (this._first) { this._first.reject(error); this._first = null; this.close(); }
     });
@@ -879,6 +885,12 @@ export class HeraldClient {
         call = unnamed[0];
         call.id = id;
         this._signalsById.set(id, call);
+        // Callbacks that came while several were unnamed go first, in their order.
+        const held = this._heldCallbacks.get(id);
+        if (held) {
+          this._heldCallbacks.delete(id);
+          for (const earlier of held) call.deliver(earlier);
+        }
       }
     }
     if (call) {
@@ -1118,7 +1130,11 @@ export class HeraldClient {
     return { locked: answer.locked ?? [], unlocked: answer.unlocked ?? [] };
   }
 
-  /** A lock as remembered for restores; own global ids are kept as names. */
+  /**
+   * A lock as remembered for restores; own global ids are kept as names.
+   * @param {{ch?: string, subs?: string[], sub?: string}} selector
+   * @returns {{key: string, frame: () => any, ch?: string, sub?: string}}
+   */
   _lockEntry({ ch, subs, sub }) {
     if (sub !== undefined) {
       return { key: `sub\u0000${sub}`, sub, frame: () => ({ op: 'lock', sub }) };
@@ -1323,6 +1339,8 @@ export class Subscription {
     this._waiters = [];
     this._iterating = false;
     this._bufferLimit = options.buffer ?? 1000;
+    /** @type {any} the mirror this subscription feeds, if it is one's */
+    this._mirror = null;
   }
 
   /** The global id (`c7/NAME`), used by locks. @returns {string} */
@@ -1460,7 +1478,7 @@ export class Subscription {
   /**
    * Events in arrival order; the loop ends when the subscription ends; leaving the loop
    * early (`break`) unsubscribes.
-   * @returns {AsyncIterator<HeraldEvent>}
+   * @returns {AsyncIterableIterator<HeraldEvent>}
    */
   [Symbol.asyncIterator]() {
     this._iterating = true;
@@ -1524,6 +1542,20 @@ class Mirror {
     this._reading = false;
     this._isClosed = false;
   }
+
+  /**
+   * Applies one event of the mirror's subscription (each kind of mirror has its own).
+   * @param {HeraldEvent} event
+   */
+  _event(event) { void event; }
+
+  /**
+   * Takes a whole state: a value, or a list's elements.
+   * @param {any} value
+   * @param {number} rev
+   * @param {string} kind
+   */
+  _take(value, rev, kind) { void value; void rev; void kind; }
 
   async _start(signal) {
     this._sub = await this.client.subscribe(this.channel, (event) => this._event(event), { current: true, signal });

@@ -589,6 +589,61 @@ test('AbortSignal: aborting a subscription unsubscribes; an aborted signal rejec
   await rejects(a.remoteValue(`${p}.x`, { signal: controller.signal }), 'cancelled', 'mirror with an aborted signal');
 });
 
+test('pub/sub: a subscription with the name of another replaces it', async () => {
+  const p = fresh();
+  const a = await client();
+  const first = collector();
+  const second = collector();
+  const old = await a.subscribe(`${p}.a`, first, { name: 'feed' });
+  await a.subscribe(`${p}.b`, second, { name: 'feed' });
+  eq(old.endReason, { reason: 'replaced' }, 'the first ended');
+  await a.publish(`${p}.a`, 1);
+  await a.publish(`${p}.b`, 2);
+  await second.count(1);
+  eq([first.events.length, second.events[0].data], [0, 2], 'only the new pattern');
+});
+
+test('request/reply: a responder that throws sends no reply and is reported', async () => {
+  const p = fresh();
+  const server = await client();
+  const asker = await client();
+  await server.respond(`${p}.fail`, () => { throw new Error('boom'); });
+  await rejects(asker.request(`${p}.fail`, 1, { timeoutMs: 200 }), 'timeout', 'no reply');
+  const reported = server.errors.find((e) => e.code === 'handler_failed');
+  assert(reported && reported.message.includes('boom'), 'handler_failed reported');
+});
+
+test('signals: callbacks of two signals under way at once reach their own sender call', async () => {
+  const p = fresh();
+  const sender = await client();
+  const h = await client();
+  for (const name of ['a', 'b']) {
+    await h.handle(`${p}.${name}`, async (offer) => {
+      offer.callback(`${name}1`);
+      await sleep(50);
+      offer.callback(`${name}2`);
+      return 'stop';
+    });
+  }
+  const seen = { a: [], b: [] };
+  const [ra, rb] = await Promise.all(['a', 'b'].map((name) =>
+    sender.signal(`${p}.${name}`, null, { onCallback: (cb) => seen[name].push(cb.data) })));
+  eq(seen, { a: ['a1', 'a2'], b: ['b1', 'b2'] }, 'callbacks by signal');
+  eq([ra.at, rb.at], [`${p}.a`, `${p}.b`], 'results');
+});
+
+test('connect: waitForConnectivity retries until the daemon is there', async () => {
+  await control('kill');
+  const states = [];
+  const pending = connect(WS, { waitForConnectivity: true, reconnect: { initialDelayMs: 50, maxDelayMs: 200 } });
+  await sleep(400);
+  await control('start');
+  const c = await pending;
+  opened.push(c);
+  eq(c.state, 'connected', 'connected once it was up');
+  void states;
+}, 20000);
+
 // MARK: heartbeat
 
 test('heartbeat: an idle client answers the daemon\'s pings and stays connected', async () => {
@@ -644,6 +699,7 @@ test('reconnect: a killed and restarted daemon gets subscriptions, mirrors, lock
   await a.lockSubscription('muted');
   await a.declare(`${p}.owned`);
   await a.handle(`${p}.ask`, (offer) => { offer.callback('here'); return 'stop'; });
+  await a.link(`${p}.pushed`, `${p}.ask`);
   const limited = await a.subscribe(`${p}.limited`, collector(), { max: 3 });
   await a.publish(`${p}.limited`, 1, { receipt: true });
   const states = [];
@@ -681,6 +737,7 @@ test('reconnect: a killed and restarted daemon gets subscriptions, mirrors, lock
   const callbacks = [];
   const result = await b.signal(`${p}.ask`, null, { onCallback: (cb) => callbacks.push(cb.data) });
   eq([result.handled, callbacks], [true, ['here']], 'handler restored');
+  eq((await b.signal(`${p}.pushed`)).at, `${p}.ask`, 'link restored');
   const subs = (await a.call('subs')).subs;
   eq(subs.find((s) => s.sub === limited.name)?.max, 2, 'remaining max restored');
   assert(a.errors.some((e) => e.code === 'history_lost' && e.channel === `${p}.log`), 'a new epoch: the log subscription says it lost history');
