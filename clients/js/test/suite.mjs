@@ -11,6 +11,7 @@ const WS = params.get('ws');
 const HTTP = WS.replace(/^ws/, 'http');
 const OTHER = params.get('other');
 const CLOSED_PORT = params.get('closed');
+const AUTH_WS = params.get('auth');
 const ONLY = params.get('only');
 
 const herald = await import(HTTP + '/herald.mjs');
@@ -131,6 +132,18 @@ test('connect: an AbortSignal cancels connecting', async () => {
   const controller = new AbortController();
   controller.abort();
   await rejects(connect(WS, { signal: controller.signal }), 'cancelled', 'aborted connect');
+});
+
+test('connect: a token in hello authenticates; a wrong or missing one is auth_rejected', async () => {
+  assert(AUTH_WS, 'the harness passes a daemon with auth on');
+  const c = await connect(AUTH_WS, { token: 'web-token', name: 'web' });
+  opened.push(c);
+  eq(c.serverInfo.auth, true, 'auth on');
+  eq((await c.set('auth.v', 1)).rev, 1, 'served after hello');
+  const wrong = await rejects(connect(AUTH_WS, { token: 'guess', reconnect: false }), 'auth_rejected', 'wrong token');
+  eq(wrong.cause?.code, 'forbidden', 'the daemon said forbidden');
+  const none = await rejects(connect(AUTH_WS, { reconnect: false }), 'auth_rejected', 'no token');
+  eq(none.cause?.code, 'auth_required', 'the daemon said auth_required');
 });
 
 // MARK: publish and subscribe
