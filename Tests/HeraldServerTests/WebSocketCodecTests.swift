@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import HeraldServer
 
@@ -174,6 +175,16 @@ struct WebSocketCodecTests {
             return
         }
         #expect(String(decoding: js, as: UTF8.self).contains("text/javascript"))
+        #expect(String(decoding: js, as: UTF8.self).contains("Access-Control-Allow-Origin: *"), "a page on another origin imports it")
         #expect(status(WebSocketHandshake.decide(request([("Host", "h")], path: "/x"), origins: [], script: [])) == "HTTP/1.1 404")
+    }
+
+    /// The module heraldd serves is `clients/js/herald.mjs` byte for byte: the generated
+    /// WebSocketClientScript.swift was regenerated (`scripts/embed-js`) after the last change.
+    @Test func embeddedClientIsCurrent() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let file = try Data(contentsOf: root.appendingPathComponent("clients/js/herald.mjs"))
+        #expect(!WebSocketHandshake.clientScript.isEmpty)
+        #expect(WebSocketHandshake.clientScript == Array(file), "run scripts/embed-js")
     }
 }

@@ -14,9 +14,10 @@ enum WebSocketHandshake {
         case answer(response: [UInt8])
     }
 
-    /// The JavaScript client served at `/herald.mjs` (`clients/js/`): not built in yet, so
-    /// the path answers 404 saying so.
-    static let clientScript: [UInt8] = []
+    /// The JavaScript client served at `/herald.mjs`: `clients/js/herald.mjs`, embedded by
+    /// `scripts/embed-js` as `clientScriptText` (WebSocketClientScript.swift), so the daemon
+    /// needs no file at run time.
+    static let clientScript: [UInt8] = Array(clientScriptText.utf8)
 
     /// RFC 6455's GUID, appended to the key before hashing.
     static let guid = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -28,7 +29,13 @@ enum WebSocketHandshake {
         guard wantsUpgrade else {
             if request.method == "GET" && request.path == "/herald.mjs" {
                 guard !script.isEmpty else { return refuse(.notFound, "the JavaScript client is not built into this heraldd yet") }
-                return .answer(response: HTTPResponse(status: .ok, contentType: "text/javascript; charset=utf-8", body: script).serialized())
+                // A page imports the module across origins (the page's server is not the
+                // daemon), and module scripts are fetched with CORS: the code is public and
+                // no credentials go with it, so any origin may read it. Who may then connect
+                // is `ws_origins`' decision, at the upgrade.
+                var answer = HTTPResponse(status: .ok, contentType: "text/javascript; charset=utf-8", body: script)
+                answer.headers = ["Access-Control-Allow-Origin: *", "X-Content-Type-Options: nosniff"]
+                return .answer(response: answer.serialized())
             }
             return refuse(.notFound, "not found: this port speaks WebSocket (and serves /herald.mjs)")
         }
