@@ -71,9 +71,21 @@ struct WebSocketFrameDecoder {
         while read < buffer.count, stage != .failed {
             switch stage {
             case .header:
+                // The usual case: the whole header in this buffer, read where it lies.
+                if header.isEmpty, let needed = Self.headerSize(buffer, at: read), read + needed <= buffer.count {
+                    let failure = headerComplete(UnsafeRawBufferPointer(rebasing: buffer[read..<(read + needed)]))
+                    read += needed
+                    if let failure {
+                        fail(failure, written, event)
+                    } else if remaining == 0 {
+                        frameEnded(buffer, read: read, &written, event)
+                    }
+                    continue
+                }
                 header.append(buffer[read])
                 read += 1
-                if let failure = headerComplete() {
+                let gathered = header
+                if let failure = gathered.withUnsafeBytes({ headerComplete($0) }) {
                     fail(failure, written, event)
                 } else if stage == .payload && remaining == 0 {
                     frameEnded(buffer, read: read, &written, event)
@@ -91,33 +103,40 @@ struct WebSocketFrameDecoder {
         return written
     }
 
-    /// Reads the header once it is whole; nil while it is not, or when it is fine.
-    private mutating func headerComplete() -> (UInt16, String)? {
-        guard header.count >= 2 else { return nil }
-        let length7 = header[1] & 0x7F
+    /// The size of the header starting at `at`, once its first two bytes are there.
+    private static func headerSize(_ buffer: UnsafeMutableRawBufferPointer, at: Int) -> Int? {
+        guard at + 2 <= buffer.count else { return nil }
+        let length7 = buffer[at + 1] & 0x7F
+        return 2 + (length7 == 126 ? 2 : length7 == 127 ? 8 : 0) + 4
+    }
+
+    /// Judges the header bytes gathered so far (`bytes`, from the frame's first byte): a
+    /// failure as soon as one shows, nil while they are fine; once they are whole, the frame
+    /// is set up and the payload stage begins.
+    private mutating func headerComplete(_ bytes: UnsafeRawBufferPointer) -> (UInt16, String)? {
+        guard bytes.count >= 2 else { return nil }
+        let length7 = bytes[1] & 0x7F
         let needed = 2 + (length7 == 126 ? 2 : length7 == 127 ? 8 : 0) + 4
-        if header.count == 2 {
-            if header[0] & 0x70 != 0 { return (CloseCode.protocolError, "a reserved bit is set (no extension was agreed)") }
-            if header[1] & 0x80 == 0 { return (CloseCode.protocolError, "a client frame must be masked") }
-            opcode = header[0] & 0x0F
-            isFinal = header[0] & 0x80 != 0
-            if let failure = checkOpcode(length7) { return failure }
-        }
-        if length7 == 127 && header.count == 3 && header[2] & 0x80 != 0 {
+        if bytes[0] & 0x70 != 0 { return (CloseCode.protocolError, "a reserved bit is set (no extension was agreed)") }
+        if bytes[1] & 0x80 == 0 { return (CloseCode.protocolError, "a client frame must be masked") }
+        opcode = bytes[0] & 0x0F
+        isFinal = bytes[0] & 0x80 != 0
+        if let failure = checkOpcode(length7) { return failure }
+        if length7 == 127 && bytes.count >= 3 && bytes[2] & 0x80 != 0 {
             return (CloseCode.protocolError, "a payload length with its top bit set")
         }
-        guard header.count == needed else { return nil }
+        guard bytes.count == needed else { return nil }
         var length = UInt64(length7)
         if length7 == 126 {
-            length = UInt64(header[2]) << 8 | UInt64(header[3])
+            length = UInt64(bytes[2]) << 8 | UInt64(bytes[3])
         } else if length7 == 127 {
-            length = header[2..<10].reduce(0) { $0 << 8 | UInt64($1) }
+            length = bytes[2..<10].reduce(0) { $0 << 8 | UInt64($1) }
         }
         let at = needed - 4
-        mask = UInt32(header[at]) | UInt32(header[at + 1]) << 8 | UInt32(header[at + 2]) << 16 | UInt32(header[at + 3]) << 24
+        mask = UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16 | UInt32(bytes[at + 3]) << 24
         remaining = length
         header.removeAll(keepingCapacity: true)
-        control.removeAll(keepingCapacity: true)
+        if !control.isEmpty { control.removeAll(keepingCapacity: true) }
         stage = .payload
         return nil
     }
