@@ -18,13 +18,15 @@ struct UTF8Validator {
     mutating func feed(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let base = bytes.baseAddress else { return true }
         var at = 0
-        while at < bytes.count {
-            if needed == 0, at + 8 <= bytes.count,
-               (base + at).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
-                at += 8
-                continue
+        let count = bytes.count
+        while at < count {
+            if needed == 0 {
+                // ASCII runs: eight bytes at a time, then byte by byte, without leaving here.
+                while at + 8 <= count, (base + at).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 == 0 { at += 8 }
+                while at < count, (base + at).load(as: UInt8.self) < 0x80 { at += 1 }
+                if at == count { return true }
             }
-            guard step(bytes[at]) else { return false }
+            guard step((base + at).load(as: UInt8.self)) else { return false }
             at += 1
         }
         return true

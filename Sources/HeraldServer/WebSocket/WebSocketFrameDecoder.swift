@@ -135,7 +135,7 @@ struct WebSocketFrameDecoder {
         let at = needed - 4
         mask = UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16 | UInt32(bytes[at + 3]) << 24
         remaining = length
-        header.removeAll(keepingCapacity: true)
+        if !header.isEmpty { header.removeAll(keepingCapacity: true) }
         if !control.isEmpty { control.removeAll(keepingCapacity: true) }
         stage = .payload
         return nil
@@ -188,6 +188,11 @@ struct WebSocketFrameDecoder {
             let word = UInt64(littleEndian: (start + at).loadUnaligned(as: UInt64.self))
             (start + at).storeBytes(of: (word ^ wide).littleEndian, toByteOffset: 0, as: UInt64.self)
             at += 8
+        }
+        if at + 4 <= count {
+            let word = UInt32(littleEndian: (start + at).loadUnaligned(as: UInt32.self))
+            (start + at).storeBytes(of: (word ^ mask).littleEndian, toByteOffset: 0, as: UInt32.self)
+            at += 4
         }
         var rotating = mask
         while at < count {
