@@ -81,7 +81,8 @@ let package = Package(
         ),
         .testTarget(name: "HeraldServerTests", dependencies: ["HeraldServer", "HeraldWire", "HeraldTLS", "HeraldTestSupport", "heraldd"]),
         .target(name: "HeraldTestSupport", path: "Tests/HeraldTestSupport"),
-        .target(name: "HeraldExamples", dependencies: ["Herald"], path: "Examples"),
+        // Examples/web is the JavaScript client's example page (HTML and JS, no Swift).
+        .target(name: "HeraldExamples", dependencies: ["Herald"], path: "Examples", exclude: ["web"]),
         .testTarget(name: "HeraldTests", dependencies: ["Herald", "HeraldExamples", "HeraldTestSupport", "heraldd"]),
         .testTarget(name: "HeraldCLITests", dependencies: ["HeraldTestSupport", "herald", "heraldd"]),
     ],

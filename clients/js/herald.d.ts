@@ -56,7 +56,7 @@ export interface ConnectOptions {
   echo?: boolean;
   /** `false` turns reconnecting off. */
   reconnect?: ReconnectOptions | false;
-  /** Keep retrying the first connection instead of rejecting at the first failure. */
+  /** Keep retrying the first connection instead of rejecting once each URL failed. */
   waitForConnectivity?: boolean;
   /** Per attempt, until `info` arrives (default 5000). */
   connectTimeoutMs?: number;
@@ -283,6 +283,8 @@ type WithSignal = { signal?: AbortSignal };
 
 export class HeraldClient {
   readonly urls: string[];
+  /** The URL of the current connection, or of the attempt under way (null before the first). */
+  readonly url: string | null;
   readonly state: ClientState;
   readonly serverInfo: any;
   readonly clientId: string | null;

@@ -53,7 +53,8 @@ export class HeraldError extends Error {
 /**
  * Connects to heraldd and resolves once the connection is up (the `info` line came and
  * `hello` was answered).
- * @param {string | string[]} url `ws://host:port` or `wss://…`; several for failover
+ * @param {string | string[]} url `ws://host:port` or `wss://…`; several for failover (the
+ *   first connection tries each once before it rejects; later ones go round robin)
  * @param {import('./herald').ConnectOptions} [options]
  * @returns {Promise<HeraldClient>}
  */
@@ -144,6 +145,8 @@ export class HeraldClient {
   constructor(url, options) {
     /** @type {string[]} */
     this.urls = Array.isArray(url) ? [...url] : [url];
+    /** @type {string | null} the URL of the current connection (or of the attempt under way) */
+    this.url = null;
     if (this.urls.length === 0) throw new HeraldError('bad_field', 'connect needs at least one URL');
     this.options = options;
     const reconnect = options.reconnect === false ? { maxAttempts: 0 } : (options.reconnect ?? {});
@@ -168,6 +171,7 @@ export class HeraldClient {
     this._generation = 0;
     this._urlIndex = 0;
     this._attempt = 0;
+    this._firstFailures = 0;
     this._rid = 0;
     this._subNumber = 0;
     /** @type {Map<string, any>} rid → pending answer */
@@ -259,6 +263,7 @@ export class HeraldClient {
     ++this._generation;
     const url = this.urls[this._urlIndex % this.urls.length];
     this._urlIndex++;
+    this.url = url;
     let ws;
     try {
       ws = new this._WebSocket(url);
@@ -347,6 +352,12 @@ export class HeraldClient {
   _failedAttempt(error) {
     const waiting = this._first && !this.options.waitForConnectivity;
     if (waiting) {
+      // A first connection tries each URL of the list once, at once, before it gives up:
+      // a cluster with one node down must not fail the page when the others are up.
+      if (++this._firstFailures < this.urls.length) {
+        this._open();
+        return;
+      }
       this._first.reject(error ?? new HeraldError('connection_failed', 'could not connect'));
       this._first = null;
       this._shutdown(null, 'connection_failed');

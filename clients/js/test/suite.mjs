@@ -128,6 +128,17 @@ test('connect: a port nobody listens on rejects with connection_failed', async (
   await rejects(connect(`ws://127.0.0.1:${CLOSED_PORT}`, { reconnect: false }), 'connection_failed', 'connect');
 });
 
+test('connect: a URL list whose first node is down connects to the next; all down rejects once each was tried', async () => {
+  const dead = `ws://127.0.0.1:${CLOSED_PORT}`;
+  const c = await connect([dead, WS], { reconnect: false });
+  opened.push(c);
+  eq(c.state, 'connected', 'state');
+  eq(c.url, WS, 'the URL it is on');
+  eq(c.urls, [dead, WS], 'the list');
+  const failed = await rejects(connect([dead, dead], { reconnect: false }), 'connection_failed', 'every URL down');
+  assert(failed.message.includes(dead), 'message names the URLs: ' + failed.message);
+});
+
 test('connect: an AbortSignal cancels connecting', async () => {
   const controller = new AbortController();
   controller.abort();

@@ -4,7 +4,7 @@ import { connect, HeraldError, HeraldEvent, RemoteList, Subscription } from '../
 
 async function main() {
   const client = await connect(['ws://127.0.0.1:7402', 'ws://127.0.0.1:7403'], { name: 'x', reconnect: { maxDelayMs: 2000 } });
-  client.on('state', (state, detail) => console.log(state, detail));
+  client.on('state', (state, detail) => console.log(state, detail, client.url));
   client.on('error', (error) => console.log(error.code, error.message));
   const sub: Subscription = await client.subscribe<{ text: string }>('chat.*', (event) => console.log(event.data.text, event.seq));
   for await (const event of await client.subscribe('chat.lobby', { max: 3 })) console.log(event.channel);
