@@ -116,13 +116,20 @@ extension Connection {
                 state.stage = .done
             }
         }
-        if inFlightBytes.isEmpty && (!state.pending.isEmpty || (state.isOpen && session.hasWritableOutput)) {
+        if inFlightBytes.isEmpty && state.pending.isEmpty && state.isOpen && session.hasWritableOutput {
+            // The usual write: the session's lines taken as TCP takes them (a swap, no copy),
+            // the frame header written before them from its own buffer (`frameHeader`).
+            session.takeOutbound(into: &inFlightBytes)
+            session.inFlight = inFlightBytes.count
+            frameHeader.removeAll(keepingCapacity: true)
+            WebSocketFrameEncoder.appendHeader(opcode: 0x1, length: inFlightBytes.count, to: &frameHeader)
+            lastTakenMs = worker.now
+        } else if inFlightBytes.isEmpty && (!state.pending.isEmpty || (state.isOpen && session.hasWritableOutput)) {
+            // What the connection owes first (the 101, pongs, a close frame), then the lines.
             inFlightBytes += state.pending
             state.pending.removeAll()
             session.inFlight = 0
             if state.isOpen && session.hasWritableOutput {
-                // The session's queue swaps with `spare`, so both keep their memory write
-                // after write, as a TCP connection's two buffers do.
                 session.takeOutbound(into: &state.spare)
                 session.inFlight = state.spare.count
                 WebSocketFrameEncoder.appendHeader(opcode: 0x1, length: state.spare.count, to: &inFlightBytes)

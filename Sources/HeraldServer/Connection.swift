@@ -46,6 +46,9 @@ final class Connection {
     /// Bytes being written; untouched by anyone but this loop until the write completes.
     /// With TLS: plaintext from `takeQueued`, ciphertext once `sealTLS` ran in `writeTaken`.
     var inFlightBytes: [UInt8] = []
+    /// A WebSocket frame's header, written just before `inFlightBytes` (one `writev`), so
+    /// the lines taken from the session are not copied behind it; empty otherwise.
+    var frameHeader: [UInt8] = []
     private(set) var isWriting = false
     var closeWhenWritten = false
     private(set) var isClosing = false
@@ -277,15 +280,24 @@ final class Connection {
     ///   `accountWritten` under the broker lock.
     func writeTakenAtOnce() -> Bool {
         guard !isClosing, !isWriting else { return false }
+        if !frameHeader.isEmpty && tls != nil { joinFrameHeader() }
         if let tls, !sealTLS(tls) {
             close(reason: .tlsFailed)
             return false
         }
         if !inFlightBytes.isEmpty {
-            let written = tryWrite()
+            let written = frameHeader.isEmpty ? tryWrite() : tryWriteFramed()
             guard written >= 0 else {
                 close(reason: Connection.endReason(written))
                 return false
+            }
+            if !frameHeader.isEmpty {
+                // Not all of it went: the rest goes the usual way, as one buffer.
+                if written == frameHeader.count + inFlightBytes.count {
+                    frameHeader.removeAll(keepingCapacity: true)
+                    return true
+                }
+                joinFrameHeader()
             }
             if written < inFlightBytes.count {
                 writeRemainder(from: written)
@@ -295,6 +307,27 @@ final class Connection {
         }
         if closeWhenWritten { close() }
         return false
+    }
+
+    /// Puts `frameHeader` in front of `inFlightBytes` (a copy: TLS, or a partial write).
+    private func joinFrameHeader() {
+        inFlightBytes.insert(contentsOf: frameHeader, at: 0)
+        frameHeader.removeAll(keepingCapacity: true)
+    }
+
+    /// `tryWrite` of the frame header and the lines as two buffers.
+    private func tryWriteFramed() -> Int {
+        let status = frameHeader.withUnsafeMutableBytes { header -> Int32 in
+            inFlightBytes.withUnsafeMutableBytes { bytes -> Int32 in
+                withUnsafeTemporaryAllocation(of: uv_buf_t.self, capacity: 2) { buffers -> Int32 in
+                    buffers[0] = uv_buf_init(header.baseAddress?.assumingMemoryBound(to: CChar.self), UInt32(header.count))
+                    buffers[1] = uv_buf_init(bytes.baseAddress?.assumingMemoryBound(to: CChar.self), UInt32(bytes.count))
+                    return uv_try_write(stream, buffers.baseAddress, 2)
+                }
+            }
+        }
+        if status == UV_EAGAIN.rawValue { return 0 }
+        return Int(status)
     }
 
     private func tryWrite() -> Int {

@@ -164,19 +164,48 @@ struct WebSocketFrameDecoder {
     private mutating func payload(_ buffer: UnsafeMutableRawBufferPointer, from: Int, count: Int, to written: inout Int,
                                   _ event: (Int, Event) -> Void) {
         guard count > 0, let base = buffer.baseAddress else { return }
-        unmask(base + from, count)
         if opcode >= 0x8 {
+            unmask(base + from, count)
             control += UnsafeRawBufferPointer(start: base + from, count: count)
             return
         }
         inMessage = true
-        if written != from { (base + written).copyMemory(from: base + from, byteCount: count) }
+        // One pass: unmasked, moved to the front and looked at for non-ASCII bytes; only text
+        // with some (or a character left open before) goes through the UTF-8 check.
+        let ascii = unmaskMove(from: base + from, to: base + written, count)
         let text = UnsafeRawBufferPointer(start: base + written, count: count)
-        guard utf8.feed(text) else {
-            return fail((CloseCode.invalidPayload, "a text message that is not UTF-8"), written, event)
+        if !(ascii && utf8.isComplete) {
+            guard utf8.feed(text) else {
+                return fail((CloseCode.invalidPayload, "a text message that is not UTF-8"), written, event)
+            }
         }
         atLineStart = text[count - 1] == 10
         written += count
+    }
+
+    /// `unmask` that also moves the bytes down to `target` (at or before `source`: a block is
+    /// loaded before the store that may overlap it) and says whether all were ASCII.
+    private mutating func unmaskMove(from source: UnsafeMutableRawPointer, to target: UnsafeMutableRawPointer,
+                                     _ count: Int) -> Bool {
+        var at = 0
+        var high: UInt64 = 0
+        let wide = UInt64(mask) | UInt64(mask) << 32
+        while at + 8 <= count {
+            let word = UInt64(littleEndian: (source + at).loadUnaligned(as: UInt64.self)) ^ wide
+            high |= word
+            (target + at).storeBytes(of: word.littleEndian, toByteOffset: 0, as: UInt64.self)
+            at += 8
+        }
+        var rotating = mask
+        while at < count {
+            let byte = (source + at).load(as: UInt8.self) ^ UInt8(truncatingIfNeeded: rotating)
+            high |= UInt64(byte)
+            (target + at).storeBytes(of: byte, as: UInt8.self)
+            rotating = rotating >> 8 | rotating << 24
+            at += 1
+        }
+        mask = rotating
+        return high & 0x8080_8080_8080_8080 == 0
     }
 
     /// XORs `count` bytes with the mask, eight at a time, and turns the mask to where the

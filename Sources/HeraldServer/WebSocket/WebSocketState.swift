@@ -21,8 +21,8 @@ final class WebSocketState {
     var closesAfterPending = false
     /// Whether a close frame was queued (the last frame this side sends).
     var sentClose = false
-    /// The buffer the session's queue is swapped with (`takeQueuedWebSocket`), copied after
-    /// the frame header into the bytes written.
+    /// The buffer the session's queue is swapped with when owed bytes go first
+    /// (`takeQueuedWebSocket`), copied after them into the bytes written.
     var spare: [UInt8] = []
 
     /// Whether frames flow (the upgrade was accepted and no close frame went out).
