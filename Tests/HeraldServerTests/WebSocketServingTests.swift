@@ -155,4 +155,71 @@ struct WebSocketServingTests {
         #expect(lines.last?.contains("\u{FFFD}") == true, "a close frame last: \(lines.last ?? "")")
         #expect(closed, "then the connection closes")
     }
+
+    /// A slowloris upgrade (a byte now and then, never the end of the head) is cut by the
+    /// silence timeout of a silent TCP connection: bytes of an unfinished upgrade are not
+    /// traffic (`heartbeat_ms`: a ping, then two more intervals).
+    @Test func aSlowlorisUpgradeIsCutLikeASilentConnection() throws {
+        let (server, port) = try daemon("heartbeat_ms: 200,")
+        defer { withExtendedLifetime(server) {} }
+        let slow = try TestClient(port: port)
+        let started = Date()
+        var closed = false
+        for byte in Array("GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nX-Drip: ".utf8) + Array(repeating: UInt8(ascii: "a"), count: 60) {
+            slow.send(bytes: [byte])
+            if slow.isClosedByPeer(timeout: 0.1) {
+                closed = true
+                break
+            }
+        }
+        let took = Date().timeIntervalSince(started)
+        #expect(closed && took < 3, "cut after \(took) s")
+        let silent = try TestClient(port: server.port)
+        _ = try silent.frame()
+        let silentStart = Date()
+        #expect(silent.isClosedByPeer(timeout: 5), "a silent TCP connection is cut too")
+        #expect(abs(Date().timeIntervalSince(silentStart) - took) < 1.5, "by about the same time")
+        let web = try TestWebSocket(port: port)
+        #expect(try web.json()["info"] != nil, "the daemon lives on")
+    }
+
+    /// A subscriber over WebSocket that never reads is a slow consumer as on TCP: it is cut at
+    /// `max_pending`, and the publisher and the other subscribers are not slowed.
+    @Test func aWebSocketReaderThatNeverReadsIsASlowConsumer() throws {
+        let (server, port) = try daemon("max_pending: 1048576,")
+        defer { withExtendedLifetime(server) {} }
+        let sleeper = try TestWebSocket(port: port)
+        _ = try sleeper.json()
+        #expect(try sleeper.request(#"{"op":"sub","ch":"flood","rid":1}"#)["ok"] as? String == "sub")
+        let reader = try TestWebSocket(port: port)
+        _ = try reader.json()
+        #expect(try reader.request(#"{"op":"sub","ch":"flood","rid":1}"#)["ok"] as? String == "sub")
+        let publisher = try TestClient(port: server.port)
+        _ = try publisher.frame()
+        // 12 MB in all, far past max_pending and the sockets' buffers; the reader reads as it
+        // goes (20 events at most behind).
+        let payload = String(repeating: "x", count: 4_000)
+        var received = 0
+        for n in 0..<3_000 {
+            publisher.send(#"{"op":"pub","ch":"flood","data":"\#(payload)"}"#)
+            if n % 20 == 19 {
+                while received < n - 10, (try? reader.json(timeout: 2)) != nil { received += 1 }
+            }
+        }
+        #expect(try publisher.request(#"{"op":"ping","rid":"p"}"#)["rid"] as? String == "p", "the publisher was not slowed")
+        var lastError = ""
+        while received < 3_000 {
+            do {
+                _ = try reader.json(timeout: 2)
+                received += 1
+            } catch {
+                lastError = "\(error)"
+                break
+            }
+        }
+        #expect(received == 3_000, "the reader got every event: \(received), then \(lastError)")
+        #expect(sleeper.socket.isClosedByPeer(timeout: 5), "the sleeper was cut")
+        let stats = try publisher.request(#"{"op":"stats"}"#)
+        #expect((stats["slow_consumers"] as? Int ?? 0) >= 1, "\(stats)")
+    }
 }
