@@ -60,10 +60,20 @@ extension Broker {
 
     /// Every instance channel owned here, by owner (to claim again after Redis came back or
     /// after this node was declared down while it ran).
+    ///
+    /// Declares still waiting for Redis's answer count as claims: the resync after an outage
+    /// runs after a `declare` sent before it (held while Redis was away), and would undo the
+    /// owner Redis just took (chaos, issue 33: two owners of one channel).
     public func localInstanceClaims() -> [(owner: ConnectionID, names: [[UInt8]])] {
-        sessions.values.compactMap { session in
+        var claims: [ConnectionID: [[UInt8]]] = [:]
+        for session in sessions.values {
             let names = instances.owned(by: session.id)
-            return names.isEmpty ? nil : (session.id, names)
+            if !names.isEmpty { claims[session.id] = names }
         }
+        for waiting in cluster?.waiting.values ?? [:].values where waiting.op == .declare {
+            guard let name = waiting.channel, sessions[waiting.session.id] === waiting.session else { continue }
+            if claims[waiting.session.id]?.contains(name) != true { claims[waiting.session.id, default: []].append(name) }
+        }
+        return claims.map { ($0.key, $0.value) }
     }
 }

@@ -85,13 +85,12 @@ extension ClusterEngine {
     func registerAgain() {
         rejoin { [unowned self] in
             resumeSeqs()
-            // The tables first, from what this node holds now, then what waited meanwhile: a
-            // `declare` sent before the instance resync was undone by it (its claim was not
-            // in the resync's list yet), and another node could claim the channel after.
-            for table in mirroredTables { table.resync() }
-            resyncLeases()
+            // What waited meanwhile first (removals queued while Redis was away among it),
+            // then the tables made exactly what this node holds now: the resyncs come last.
             releaseHeld()
             retryUndeclares()
+            for table in mirroredTables { table.resync() }
+            resyncLeases()
             if incarnation.announcesOnReady {
                 incarnation.announcesOnReady = false
                 announceUp()
