@@ -29,25 +29,10 @@ TICK = os.sysconf("SC_CLK_TCK")
 
 
 # ------------------------------------------------------------------ placement (ShardMap.swift)
-def fnv1a64(data: bytes) -> int:
-    h = 0xCBF29CE484222325
-    for b in data:
-        h ^= b
-        h = (h * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return h
-
-
-def jump(key: int, buckets: int) -> int:
-    b, j = -1, 0
-    while j < buckets:
-        b = j
-        key = (key * 2862933555777941757 + 1) & 0xFFFFFFFFFFFFFFFF
-        j = int(float(b + 1) * (float(1 << 31) / float((key >> 33) + 1)))
-    return b
-
-
-def shard_of(channel: str, count: int) -> int:
-    return 0 if count <= 1 or channel.startswith("$") else jump(fnv1a64(channel.encode()), count)
+# One Python copy of the placement, chaos_check.py's (checked there against ShardMapTests'
+# vectors by its --self-test).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from chaos_check import shard_of  # noqa: E402
 
 
 # ------------------------------------------------------------------ a minimal RESP client

@@ -44,9 +44,10 @@ final class TestWebSocket {
         }
     }
 
-    /// A masked client frame.
-    static func frame(_ opcode: UInt8, _ payload: [UInt8], final: Bool = true, masked: Bool = true) -> [UInt8] {
-        var out: [UInt8] = [(final ? 0x80 : 0) | opcode]
+    /// A masked client frame (`masked: false` and `rsv` bits for bad ones on purpose).
+    static func frame(_ opcode: UInt8, _ payload: [UInt8], final: Bool = true, masked: Bool = true,
+                      mask: [UInt8] = [0x37, 0xFA, 0x21, 0x3D], rsv: UInt8 = 0) -> [UInt8] {
+        var out: [UInt8] = [(final ? 0x80 : 0) | rsv | opcode]
         let bit: UInt8 = masked ? 0x80 : 0
         if payload.count < 126 {
             out.append(bit | UInt8(payload.count))
@@ -56,7 +57,6 @@ final class TestWebSocket {
             out.append(bit | 127)
             for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8((payload.count >> shift) & 0xFF)) }
         }
-        let mask: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]
         if masked { out += mask }
         for (index, byte) in payload.enumerated() { out.append(masked ? byte ^ mask[index & 3] : byte) }
         return out

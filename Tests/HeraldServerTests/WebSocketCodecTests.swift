@@ -6,22 +6,10 @@ import Testing
 /// input, every violation with its RFC close code, the handshake's accept key (RFC 6455's
 /// own example) and refusals.
 struct WebSocketCodecTests {
-    /// A masked client frame.
+    /// A masked client frame (`TestWebSocket.frame`).
     private func frame(_ opcode: UInt8, _ payload: [UInt8], final: Bool = true, mask: [UInt8] = [1, 2, 3, 4],
                        masked: Bool = true, rsv: UInt8 = 0) -> [UInt8] {
-        var out: [UInt8] = [(final ? 0x80 : 0) | rsv | opcode]
-        let bit: UInt8 = masked ? 0x80 : 0
-        if payload.count < 126 {
-            out.append(bit | UInt8(payload.count))
-        } else if payload.count < 65_536 {
-            out += [bit | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
-        } else {
-            out.append(bit | 127)
-            for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8((payload.count >> shift) & 0xFF)) }
-        }
-        if masked { out += mask }
-        for (index, byte) in payload.enumerated() { out.append(masked ? byte ^ mask[index & 3] : byte) }
-        return out
+        TestWebSocket.frame(opcode, payload, final: final, masked: masked, mask: mask, rsv: rsv)
     }
 
     /// Everything `bytes` decode to, fed in pieces of `step` bytes: the text (joined over
