@@ -114,6 +114,39 @@ struct ClusterShardServingTests {
         #expect(resumed["event"] as? String == down && resumed["value"] as? Int == 2, "\(resumed)")
     }
 
+    /// An event its channel's shard ran under a lock stays suppressed on a node that hears
+    /// the unlock (through shard 0) first: the subscriber's node reaches shard 1 through a
+    /// proxy that holds its bytes, so the event and the unlock arrive in the wrong order.
+    /// The unlock applies there only after its fence through shard 1 came back (behind the
+    /// event), and its `ok` waits for that.
+    @Test func anUnlockDoesNotOvertakeAnEventItsChannelsShardRanUnderTheLock() throws {
+        let shards = try (0..<2).map { _ in try TestRedis() }
+        let proxy = try StallingProxy(upstream: shards[1].port)
+        let list = "\"redis://127.0.0.1:\(shards[0].port)\", \"redis://127.0.0.1:\(proxy.port)\""
+        let config = { (name: String) in "cluster: { shards: [\(list)], node: \"\(name)\", node_timeout_ms: 3000 }," }
+        let near = try DaemonProcess(config: config("near"), arguments: ["--workers", "1"])
+        let locker = try TestClient(port: near.port)
+        _ = try locker.frame()
+        try ok(locker, #"{"op":"sub","ch":"warm","sub":"w"}"#, "sub")
+        let firstOfFar = proxy.connectionCount
+        let far = try DaemonProcess(config: config("far"), arguments: ["--workers", "1"])
+        let subscriber = try TestClient(port: far.port)
+        _ = try subscriber.frame()
+        let name = channel("gate", onShard: 1, of: 2)
+        try ok(subscriber, #"{"op":"sub","ch":"\#(name)","sub":"s"}"#, "sub")
+        try ok(locker, #"{"op":"lock","ch":"\#(name)"}"#, "lock")
+        proxy.stall(connectionsFrom: firstOfFar)
+        try ok(locker, #"{"op":"pub","ch":"\#(name)","data":1,"rid":1}"#, "pub")
+        locker.send(#"{"op":"unlock","ch":"\#(name)","rid":2}"#)
+        #expect(throws: (any Error).self, "the unlock waits for the far node's fence") { _ = try locker.frame(timeout: 0.5) }
+        proxy.resume()
+        #expect(try locker.frame()["ok"] as? String == "unlock")
+        try ok(locker, #"{"op":"pub","ch":"\#(name)","data":2,"rid":3}"#, "pub")
+        let first = try subscriber.frame()
+        #expect(first["data"] as? Int == 2, "the event published under the lock stayed suppressed: \(first)")
+        withExtendedLifetime((near, far)) {}
+    }
+
     @Test func queueGroupsAndInstanceChannelsWorkOnEveryShard() throws {
         let shards = try (0..<3).map { _ in try TestRedis() }
         let nodes = try cluster(shards)

@@ -16,6 +16,8 @@ public final class StallingProxy: @unchecked Sendable {
     private let upstream: Int
     private let listener: Int32
     private let stalled = Atomic<Bool>(false)
+    private let accepted = Atomic<Int>(0)
+    private let stalledFrom = Atomic<Int>(Int.max)
     private let stopped = Atomic<Bool>(false)
     private let sockets = Mutex<[Int32]>([])
 
@@ -51,8 +53,18 @@ public final class StallingProxy: @unchecked Sendable {
     /// Stops forwarding in both directions; connections stay open.
     public func stall() { stalled.store(true, ordering: .releasing) }
 
-    /// Forwards again, starting with what waited.
-    public func resume() { stalled.store(false, ordering: .releasing) }
+    /// Stops forwarding on the connections accepted from the `first`th on (counted from 0:
+    /// `connectionCount` before a node started stalls that node's alone).
+    public func stall(connectionsFrom first: Int) { stalledFrom.store(first, ordering: .releasing) }
+
+    /// How many connections were accepted so far.
+    public var connectionCount: Int { accepted.load(ordering: .acquiring) }
+
+    /// Forwards again on every connection, starting with what waited.
+    public func resume() {
+        stalled.store(false, ordering: .releasing)
+        stalledFrom.store(Int.max, ordering: .releasing)
+    }
 
     /// Closes the listener and every connection.
     public func stop() {
@@ -77,26 +89,32 @@ public final class StallingProxy: @unchecked Sendable {
                 continue
             }
             sockets.withLock { $0 += [client, server] }
-            Thread { [self] in pump(from: client, to: server) }.start()
-            Thread { [self] in pump(from: server, to: client) }.start()
+            let index = accepted.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
+            Thread { [self] in pump(from: client, to: server, index: index) }.start()
+            Thread { [self] in pump(from: server, to: client, index: index) }.start()
         }
     }
 
+    /// Whether connection `index` is stalled now.
+    private func isStalled(_ index: Int) -> Bool {
+        isStalled || index >= stalledFrom.load(ordering: .acquiring)
+    }
+
     /// Copies bytes one way until either side closes, pausing while stalled.
-    private func pump(from source: Int32, to target: Int32) {
+    private func pump(from source: Int32, to target: Int32, index: Int) {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         defer {
             shutdown(source, Int32(SHUT_RDWR))
             shutdown(target, Int32(SHUT_RDWR))
         }
         while !stopped.load(ordering: .acquiring) {
-            if isStalled {
+            if isStalled(index) {
                 usleep(5_000)
                 continue
             }
             var ready = pollfd(fd: source, events: Int16(POLLIN), revents: 0)
             guard poll(&ready, 1, 50) >= 0 else { return }
-            guard ready.revents != 0, !isStalled else { continue }
+            guard ready.revents != 0, !isStalled(index) else { continue }
             let count = read(source, &buffer, buffer.count)
             guard count > 0 else { return }
             var sent = 0

@@ -19,11 +19,10 @@ extension ClusterEngine {
             case .malformed:
                 server.logger.warn("cluster: malformed " + table.name + " message dropped", ["bytes": payload.count])
             case .unversioned(let change):
-                apply(change, to: table)
+                applyInOrder(change, to: table, acknowledge: nil)
             case .change(let version, let change):
                 guard case .apply(let acknowledge) = mirror.heard(table.tag, version: version, change) else { break }
-                apply(change, to: table)
-                if let acknowledge { sendAcknowledgement(acknowledge) }
+                applyInOrder(change, to: table, acknowledge: acknowledge)
             }
             return true
         }
@@ -57,7 +56,7 @@ extension ClusterEngine {
     /// Applies a change to its table, unless it is this node's own and the table enters
     /// this node's rows when they are made (locks, links), not from their announcement: the
     /// "not mine" rule, once for every table (`MirrorTableTag.appliesOwnChanges`).
-    private func apply(_ change: MirrorChange, to table: any MirroredTable) {
+    func apply(_ change: MirrorChange, to table: any MirroredTable) {
         guard table.tag.appliesOwnChanges || change.node != nodeIndex else { return }
         table.apply(change)
     }
@@ -65,6 +64,7 @@ extension ClusterEngine {
     /// A node left or was declared down: its rows go from every table, and held answers
     /// stop waiting for its acknowledgement.
     func nodeGone(_ node: Int) {
+        flushFence()
         let now = server.main.now
         for table in mirroredTables { table.nodeGone(node) }
         server.shared.withLock { broker in

@@ -64,6 +64,7 @@ extension ClusterEngine {
                 return shardMayServe(shard)
             }
             guard kind == Array("message".utf8), parts[1].bytes == ownChannel, let payload = parts[2].bytes else { return }
+            if payload.first == Self.fenceMark { return fenceReturned(payload, from: shard.index) }
             deliver(payload)
         }
     }
@@ -127,6 +128,7 @@ extension ClusterEngine {
         let wasServing = shard.loadedScripts != nil && shard.isSubscribed
         if !shard.commands.isConnected { shard.loadedScripts = nil }
         if !shard.messages.isConnected { shard.isSubscribed = false }
+        fenceShardLost(shard.index)
         guard wasServing else { return }
         server.logger.warn("cluster: Redis shard connection lost; its channels are unavailable until it is back",
                            ["shard": shard.index, "redis": shard.address, "error": reason])

@@ -55,6 +55,9 @@ final class ClusterEngine {
     var lifecycle = ClusterLifecycle(tables: [])
     /// The sync rules of the mirrored tables: held changes, the version seen (`MirrorSync`).
     var mirror = MirrorSync<MirrorChange>()
+    /// Releases waiting for the data shards, and the changes queued behind them
+    /// (`ClusterEngine+Fence`).
+    var fence = ShardFence<FencedChange>()
     /// The mirrored tables, in the order their snapshots are read (interest, locks, links,
     /// handlers) and their own rows registered again (`registerAgain`).
     private(set) var mirroredTables: [any MirroredTable] = []
@@ -158,6 +161,7 @@ final class ClusterEngine {
         commands.onDisconnect = { [unowned self] reason in lost(reason) }
         messages.onConnect = { [unowned self] in
             lifecycle.subscriptionRestarted()
+            flushFence()
             mirror.subscriptionRestarted()
             // Named, so that the other nodes find its backlog in Redis's client list.
             messages.send([Array("CLIENT".utf8), Array("SETNAME".utf8), PubSubBacklog.name(prefix: prefix, node: nodeIndex)]) { _ in }
@@ -552,7 +556,8 @@ final class ClusterEngine {
         case .none:
             return
         case .loadScripts:
-            mirror.startOver()
+            flushFence()
+        mirror.startOver()
             sendScripts()
         case .readSnapshot(let run, let tag):
             guard let table = mirroredTables.first(where: { $0.tag == tag }) else { return }
@@ -605,6 +610,7 @@ final class ClusterEngine {
     func startOverLater(_ what: String, _ failure: String, run: Int) {
         guard lifecycle.failed(run: run) else { return }
         server.logger.warn("cluster: " + what + "; trying again", ["error": failure])
+        flushFence()
         mirror.startOver()
     }
 
@@ -681,6 +687,7 @@ final class ClusterEngine {
             server.logger.warn("cluster: Redis connection lost", ["error": reason, "redis": "\(commands.host):\(commands.port)"])
         }
         lifecycle.lost(commandsConnected: commands.isConnected, messagesConnected: messages.isConnected)
+        flushFence()
         mirror.startOver()
         // Held answers go: the subscriptions work on this node (re-registering the node's
         // interest after a reconnect is part of what is left, docs/cluster.md).
@@ -713,6 +720,7 @@ final class ClusterEngine {
         if let run = awaitingShards { scriptsLoaded(run: run) }
         releaseBarriers(now: uv_hrtime())
         expireLockQueries(now: uv_hrtime())
+        expireFence()
         commands.flush()
         control.flush()
         flushShards()
