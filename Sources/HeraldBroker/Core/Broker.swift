@@ -65,9 +65,6 @@ public final class Broker {
     /// A queue-group member's frame prefix, rebuilt per delivery in reused storage (a group's
     /// member changes per event, so it has no cached prefix in `Channel.prefixArena`).
     var groupPrefix: [UInt8] = []
-    /// Scratch key for `publishChannel`'s lookup of a channel that is not the publisher's last
-    /// one: refilled in place, so the lookup allocates nothing.
-    var channelLookupKey: [UInt8] = []
 
     // Event control (issue 4): each concern's state lives in its own type and file.
     /// Every lock held (`Broker+Locks.swift`).

@@ -40,8 +40,7 @@ extension Broker {
             // exists (issue 16, the many-channels shape). A name found in the table is valid
             // (it was checked when the channel was made), so only a miss is validated: the
             // check walked every byte of every publish (a twentieth of that shape).
-            setLookupKey(bytes)
-            if let existing = channels[channelLookupKey] {
+            if let existing = channels[bytes: bytes] {
                 charge(existing, to: session)
                 session.lastChannel = existing
                 return existing
@@ -57,18 +56,6 @@ extension Broker {
         }
         guard let found else { throw HeraldError(.missingField, "missing field 'ch'") }
         return found
-    }
-
-    /// Puts `bytes` in `channelLookupKey`: overwritten in place when the length is the
-    /// same as the last name's (no generic `removeAll` and `append`, about 145 instructions),
-    /// replaced otherwise.
-    private func setLookupKey(_ bytes: UnsafeRawBufferPointer) {
-        if channelLookupKey.count == bytes.count, let source = bytes.baseAddress {
-            channelLookupKey.withUnsafeMutableBytes { $0.baseAddress?.copyMemory(from: source, byteCount: bytes.count) }
-        } else {
-            channelLookupKey.removeAll(keepingCapacity: true)
-            channelLookupKey.append(contentsOf: bytes)
-        }
     }
 
     /// Builds the shared parts; `middle` (e.g. a request's `,"reply":"…"`) goes before `data`.

@@ -4,9 +4,10 @@
 /// Why: Swift's `Dictionary` doubles and rehashes every entry in one go, so the op that
 /// made a table of a million locks or five million channel names pass a power of two held
 /// the loop for hundreds of milliseconds (issue 12, `scripts/fault abuse` at full size).
-/// Split 64 ways, each growth moves at most a 64th of the names. Keys are hashed with one
-/// `combine(bytes:)` (`ChannelKey`) rather than byte by byte, and the shard is picked with
-/// FNV-1a over the same bytes.
+/// Split 64 ways, each growth moves at most a 64th of the names. A name is hashed once
+/// (`NameHash`, keyed per process): the top 6 bits pick the shard, the low bits the slot
+/// in it (`NameTableShard`, open addressing). A lookup by bytes (`subscript(bytes:)`) needs
+/// no array: the publish path looks its channel up straight from the request line.
 ///
 /// Shards filled evenly would all pass a power of two together, so a large shard grows a
 /// little early, at a point of its own between half and all of its capacity
@@ -15,34 +16,46 @@
 /// run cost 3.5 ms per insert for 200 ms).
 struct NameTable<Value> {
     private static var shardCount: Int { 64 }
-    private var shards: [[ChannelKey: Value]] = Array(repeating: [:], count: 64)
+    private var shards = [NameTableShard<Value>](repeating: NameTableShard(), count: 64)
     /// How many names it holds.
     private(set) var count = 0
 
     /// Whether it holds nothing.
     var isEmpty: Bool { count == 0 }
 
-    private static func shard(of name: [UInt8]) -> Int {
-        var hash: UInt32 = 2_166_136_261
-        for byte in name { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
-        return Int(hash & UInt32(shardCount - 1))
+    /// The shard of a name hashed to `hash`.
+    @inline(__always)
+    private static func shard(of hash: UInt64) -> Int { Int(truncatingIfNeeded: hash >> 58) }
+
+    /// The value for the name in `bytes`.
+    subscript(bytes bytes: UnsafeRawBufferPointer) -> Value? {
+        let hash = NameHash.processWide.hash(bytes)
+        // Through a pointer: the shard read in place, not copied out (a copy retains its slots).
+        return shards.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return nil }
+            return (base + Self.shard(of: hash)).pointee.lookup(bytes, hash: hash)
+        }
     }
 
     /// The value for `name`; setting nil removes it.
     subscript(name: [UInt8]) -> Value? {
-        get { shards[Self.shard(of: name)][ChannelKey(name)] }
+        get { name.withUnsafeBytes { self[bytes: $0] } }
         set {
-            let shard = Self.shard(of: name)
-            let key = ChannelKey(name)
-            if let newValue {
-                if shards[shard].updateValue(newValue, forKey: key) == nil {
-                    count += 1
-                    if ShardGrowth.isDue(count: shards[shard].count, capacity: shards[shard].capacity, shard: shard) {
-                        shards[shard].reserveCapacity(shards[shard].capacity + 1)
-                    }
+            guard let newValue else {
+                removeValue(forKey: name)
+                return
+            }
+            name.withUnsafeBytes { bytes in
+                let hash = NameHash.processWide.hash(bytes)
+                let shard = Self.shard(of: hash)
+                let placed = shards[shard].placement(hash, bytes)
+                if let index = shards[shard].find(bytes, hash: placed) {
+                    _ = shards[shard].replace(at: index, with: newValue)
+                    return
                 }
-            } else if shards[shard].removeValue(forKey: key) != nil {
-                count -= 1
+                let due = ShardGrowth.isDue(count: shards[shard].count + 1, capacity: shards[shard].capacity, shard: shard)
+                shards[shard].insert(name, hash: hash, value: newValue, growNow: due)
+                count += 1
             }
         }
     }
@@ -50,38 +63,45 @@ struct NameTable<Value> {
     /// Removes `name`. - Returns: its value, when it was there.
     @discardableResult
     mutating func removeValue(forKey name: [UInt8]) -> Value? {
-        let removed = shards[Self.shard(of: name)].removeValue(forKey: ChannelKey(name))
-        if removed != nil { count -= 1 }
-        return removed
+        name.withUnsafeBytes { bytes in
+            let hash = NameHash.processWide.hash(bytes)
+            let shard = Self.shard(of: hash)
+            guard let index = shards[shard].find(bytes, hash: shards[shard].placement(hash, bytes)) else { return nil }
+            count -= 1
+            return shards[shard].remove(at: index)
+        }
     }
 
     /// Empties the last shard that holds anything (freeing its entries), for an owner that
     /// drops a large table a 64th at a time.
     mutating func dropOneShard() {
-        guard let last = shards.lastIndex(where: { !$0.isEmpty }) else { return }
+        guard let last = shards.lastIndex(where: { $0.count > 0 }) else { return }
         count -= shards[last].count
-        shards[last] = [:]
+        shards[last] = NameTableShard()
     }
 
+    /// How many times a shard took secrets of its own because names collided (a flood).
+    var reseeds: Int { shards.reduce(0) { $0 + $1.reseeds } }
+
     /// Every name, in no particular order.
-    var keys: [[UInt8]] { shards.flatMap { $0.keys.map(\.bytes) } }
+    var keys: [[UInt8]] { shards.flatMap { $0.entries.map(\.name) } }
 
     /// Every value, in no particular order.
-    var values: [Value] { shards.flatMap { Array($0.values) } }
+    var values: [Value] { shards.flatMap { $0.entries.map(\.value) } }
 }
 
 extension NameTable: Sequence {
     /// Iterates `(key, value)` pairs shard by shard.
     func makeIterator() -> AnyIterator<(key: [UInt8], value: Value)> {
         var shardIndex = 0
-        var inner = shards.first?.makeIterator()
+        var inner = shards.first?.entries.makeIterator()
         let shards = self.shards
         return AnyIterator {
             while true {
-                if let next = inner?.next() { return (next.key.bytes, next.value) }
+                if let next = inner?.next() { return (next.name, next.value) }
                 shardIndex += 1
                 guard shardIndex < shards.count else { return nil }
-                inner = shards[shardIndex].makeIterator()
+                inner = shards[shardIndex].entries.makeIterator()
             }
         }
     }
