@@ -312,7 +312,7 @@ def many_channels_table(rows, brokers):
     for key in shapes:
         if key[0] >= 10000:
             lines.append(row(f"{key[0]:,} channels / {key[1]} conns: time to subscribe all (confirmed)", key,
-                             "subscribe_seconds", fmt_secs, False))
+                             "subscribe_seconds", lambda v: f"{v:.3f} s", False))
     for key in shapes:
         if key[0] >= 100000:
             lines.append(row(f"{key[0]:,} channels / {key[1]} conns: RSS growth per channel, subscribed", key,
