@@ -256,6 +256,73 @@ def scale_table(rows, brokers):
     return "\n".join(lines)
 
 
+def many_channels_table(rows, brokers):
+    """Issue 35's many-channels shapes (`scripts/bench --channels`): one row per shape and
+    measure, one column per broker, and heraldd against the best peer of that row (the
+    fastest for rates; the smallest for times and memory). Each run had a fresh broker."""
+    peers = [b for b in brokers if b not in ("herald", "sink")]
+    names = [b for b in brokers if b != "sink"]
+    runs = {}
+    for r in rows:
+        if r.get("workload") != "channels":
+            continue
+        key = (r.get("channels") or r["subs"], r.get("sub_conns") or 10)
+        runs.setdefault(key, {}).setdefault(r["proto"], []).append(r)
+    if not runs:
+        return ""
+
+    def summary(key, proto, field):
+        rs = runs.get(key, {}).get(proto)
+        if not rs:
+            return None, "–"
+        ok = [r for r in rs if "error" not in r]
+        if not ok:
+            return None, "failed: " + rs[0].get("error", "?")[:80]
+        return median([r.get(field) for r in ok]), None
+
+    def row(label, key, field, fmt, higher_better):
+        cells, values = [], {}
+        for b in names:
+            v, text = summary(key, b, field)
+            rs = [r for r in runs.get(key, {}).get(b, []) if "error" not in r]
+            if v is not None:
+                values[b] = v
+                text = fmt(v)
+                lost = max((r.get("lost", 0) / max(1, r["delivered"] + r["lost"]) for r in rs), default=0)
+                if field == "msgs_per_sec" and lost > 0:
+                    text += f" (loss {100 * lost:.1f}%)"
+                failed = len(runs[key][b]) - len(rs)
+                if failed:
+                    text += f" ({failed} failed)"
+            cells.append(text)
+        best = [(values[b], b) for b in peers if b in values]
+        if "herald" in values and best and (higher_better or values["herald"] > 0):
+            v, b = max(best) if higher_better else min(best)
+            verdict = f"{values['herald'] / v:.2f}× ({LABEL[b]})" if v else "–"
+        else:
+            verdict = "–"
+        return "| " + " | ".join([label, *cells, verdict]) + " |"
+
+    shapes = sorted(runs)
+    head = ["shape", *[LABEL[b] for b in names], "heraldd ÷ best peer"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for key in shapes:
+        lines.append(row(f"{key[0]:,} channels / {key[1]} conns + wildcard: delivered msgs/s", key,
+                         "msgs_per_sec", fmt_rate, True))
+    for key in shapes:
+        if key[0] >= 10000:
+            lines.append(row(f"{key[0]:,} channels / {key[1]} conns: time to subscribe all (confirmed)", key,
+                             "subscribe_seconds", lambda v: f"{v:.3f} s", False))
+    for key in shapes:
+        if key[0] >= 100000:
+            lines.append(row(f"{key[0]:,} channels / {key[1]} conns: RSS growth per channel, subscribed", key,
+                             "bytes_per_channel", fmt_bytes, False))
+            lines.append(row(f"{key[0]:,} channels / {key[1]} conns: RSS growth per channel, after the publishes",
+                             key, "bytes_per_channel_delivered", fmt_bytes, False))
+    lines.append("")
+    return "\n".join(lines)
+
+
 def plot(summary, brokers, path):
     try:
         import matplotlib
@@ -303,12 +370,18 @@ def main():
     ap.add_argument("--brokers", default=",".join(ORDER))
     ap.add_argument("--out-md")
     ap.add_argument("--out-png")
+    ap.add_argument("--many-channels", action="store_true",
+                    help="print only the many-channels table (scripts/bench --channels)")
     a = ap.parse_args()
 
     rows = load(a.results)
     if not rows:
         print("bench_report: no results", file=sys.stderr)
         return 1
+    if a.many_channels:
+        present = {r["proto"] for r in rows}
+        print(many_channels_table(rows, [b for b in ORDER if b in a.brokers.split(",") and b in present]))
+        return 0
     summary = group(rows)
     present = {r["proto"] for r in rows}
     # rows carried over from an earlier run (scale-only) may name brokers not started now

@@ -73,7 +73,9 @@ let usageText = """
       --workload   fanout:   S subscribers on one channel, 1 publisher sending N messages
                    channels: C channels (default 1000) with one subscriber each, spread over
                              K connections (default 10), plus one wildcard subscriber;
-                             N messages published round-robin over the channels
+                             N messages published round-robin over the channels, after
+                             every subscription was confirmed; also reports the subscribe
+                             time and, with --pid, the broker's RSS growth per channel
                    latency:  N sequential publish -> delivery round trips (p50/p99/p99.9)
                    rate:     N publishes at a fixed --rate R per second (default 10000),
                              each delivery timed against its send (p50/p99/p99.9)
@@ -83,7 +85,8 @@ let usageText = """
                              channels bench.s.<i> over K connections (--sub-conns, default 4),
                              pipelined: time until all are confirmed, broker RSS per subscription
       --pid        broker process id; the scale workloads read its VmRSS before and after
-                   (without it they report times only)
+                   (without it they report times only); channels reads it before subscribing,
+                   after subscribing and after the deliveries
                    set:      N acknowledged `set`s (Herald only) over K channels (default
                              1000), W in flight (default 256); reports sets/s
                    ping:     N sequential PING -> PONG round trips (Redis only): the

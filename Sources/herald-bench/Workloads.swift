@@ -17,6 +17,8 @@ struct BenchResult {
     var p50: Double?
     var p99: Double?
     var p999: Double?
+    /// channels workload: the subscribe phase and the broker's RSS around it.
+    var setup: ChannelSetup?
     var lost: Int { max(0, expected - delivered) }
 }
 
@@ -149,7 +151,10 @@ struct Runner<B: BrokerProtocol> {
     }
 
     /// Starts receivers, publishes, joins, and sums up. `expected[k]` is for `subs[k]`.
-    func measure(subs: [Session<B.Parser>], expected: [Int], pub: Session<B.Parser>, frames: [[UInt8]]) throws -> (delivered: Int, seconds: Double) {
+    /// `delivered` runs once every receiver is done, before any connection closes (so the
+    /// broker still holds every subscription).
+    func measure(subs: [Session<B.Parser>], expected: [Int], pub: Session<B.Parser>, frames: [[UInt8]],
+                 delivered whenDelivered: (() throws -> Void)? = nil) throws -> (delivered: Int, seconds: Double) {
         let pubStat = ReceiverStat()
         let drain = startDrain(pub, stat: pubStat)
         let bufBytes = Self.bufferBytes(connections: subs.count)
@@ -171,6 +176,7 @@ struct Runner<B: BrokerProtocol> {
         }
         let pubEnd = nowNs()
         for t in threads { t.join() }
+        try whenDelivered?()
         pub.conn.shutdownBoth()
         drain.join()
         pub.conn.closeFD()
@@ -208,45 +214,6 @@ struct Runner<B: BrokerProtocol> {
         let exp = o.count * o.subs
         return BenchResult(proto: B.label, workload: "fanout", subs: o.subs, size: o.size, count: o.count,
                            expected: exp, delivered: delivered, seconds: secs,
-                           msgsPerSec: secs > 0 ? Double(delivered) / secs : 0)
-    }
-
-    func channels() throws -> BenchResult {
-        let names = (0..<o.channels).map { "bench.c\($0)" }
-        let conns = o.subConns
-        var subs: [Session<B.Parser>] = []
-        var expected: [Int] = []
-        let perChannel = o.count / o.channels
-        let extra = o.count % o.channels
-        for k in 0..<conns {
-            var mine: [String] = []
-            var exp = 0
-            var i = k
-            while i < o.channels {
-                mine.append(names[i])
-                exp += perChannel + (i < extra ? 1 : 0)
-                i += conns
-            }
-            var s = try open(k, port: o.subscriberPort(k, default: port))
-            // Subscribe in batches so no request grows huge.
-            var start = 0
-            while start < mine.count {
-                let end = min(mine.count, start + 100)
-                try subscribe(&s, Array(mine[start..<end]), firstSid: start + 1)
-                start = end
-            }
-            subs.append(s)
-            expected.append(exp)
-        }
-        var w = try open(conns, port: o.subscriberPort(conns, default: port))
-        try subscribe(&w, [B.wildcard], firstSid: 1)
-        subs.append(w)
-        expected.append(o.count)
-        let pub = try open(conns + 1, port: o.publisherPort(default: port))
-        let frames = names.map { B.publishFrame(channel: $0, size: o.size) }
-        let (delivered, secs) = try measure(subs: subs, expected: expected, pub: pub, frames: frames)
-        return BenchResult(proto: B.label, workload: "channels", subs: o.channels + 1, size: o.size, count: o.count,
-                           expected: 2 * o.count, delivered: delivered, seconds: secs,
                            msgsPerSec: secs > 0 ? Double(delivered) / secs : 0)
     }
 

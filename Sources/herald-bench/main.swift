@@ -120,12 +120,29 @@ do {
     if let p50 = r.p50, let p99 = r.p99, let p999 = r.p999 {
         line += ", p50 \(fixed(p50, 1)) us, p99 \(fixed(p99, 1)) us, p99.9 \(fixed(p999, 1)) us"
     }
+    if let c = r.setup {
+        line += "; subscribed in \(fixed(c.subscribeSeconds, 3)) s"
+        if let b = c.rssBefore, let a = c.rssSubscribed, let per = c.bytesPerChannel {
+            line += ", RSS \(mib(b)) -> \(mib(a)) subscribed (\(grouped(per)) B per channel)"
+        }
+        if let a = c.rssDelivered, let per = c.bytesPerChannelDelivered {
+            line += " -> \(mib(a)) delivered (\(grouped(per)) B per channel)"
+        }
+    }
     print(line)
     if options.json {
+        var extra = ""
+        if let c = r.setup {
+            extra = ",\"channels\":\(c.channels),\"sub_conns\":\(c.subConns),"
+                + "\"subscribe_seconds\":\(jsonNumber(c.subscribeSeconds)),\"rss_before\":\(jsonInt(c.rssBefore)),"
+                + "\"rss_subscribed\":\(jsonInt(c.rssSubscribed)),\"rss_delivered\":\(jsonInt(c.rssDelivered)),"
+                + "\"bytes_per_channel\":\(jsonNumber(c.bytesPerChannel)),"
+                + "\"bytes_per_channel_delivered\":\(jsonNumber(c.bytesPerChannelDelivered))"
+        }
         print("{\"proto\":\"\(r.proto)\",\"workload\":\"\(r.workload)\",\"subs\":\(r.subs),\"size\":\(r.size),"
             + "\"count\":\(r.count),\"delivered\":\(r.delivered),\"lost\":\(r.lost),"
             + "\"seconds\":\(jsonNumber(r.seconds)),\"msgs_per_sec\":\(jsonNumber(r.msgsPerSec)),"
-            + "\"p50_us\":\(jsonNumber(r.p50)),\"p99_us\":\(jsonNumber(r.p99)),\"p999_us\":\(jsonNumber(r.p999))}")
+            + "\"p50_us\":\(jsonNumber(r.p50)),\"p99_us\":\(jsonNumber(r.p99)),\"p999_us\":\(jsonNumber(r.p999))\(extra)}")
     }
     if r.delivered == 0 {
         fail("no message was delivered (is the broker really a \(options.proto.rawValue) server on port \(options.port)?)")
