@@ -95,6 +95,9 @@ extension Config: Decodable {
         monitorTimeoutMs = try reader.integer(.monitorTimeoutMs) ?? monitorTimeoutMs
         maxLocks = try reader.integer(.maxLocks) ?? maxLocks
         maxArgsBytes = try reader.integer(.maxArgsBytes) ?? maxArgsBytes
+        presenceMaxMembers = try reader.integer(.presenceMaxMembers) ?? presenceMaxMembers
+        presenceGraceMs = try reader.integer(.presenceGraceMs) ?? presenceGraceMs
+        maxInfoBytes = try reader.integer(.maxInfoBytes) ?? maxInfoBytes
         maxConnArgsBytes = try reader.integer(.maxConnArgsBytes) ?? maxConnArgsBytes
         maxArgsTotal = try reader.integer(.maxArgsTotal) ?? maxArgsTotal
         maxDeclared = try reader.integer(.maxDeclared) ?? maxDeclared

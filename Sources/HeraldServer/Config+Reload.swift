@@ -26,6 +26,9 @@ extension Config {
         merged.monitorTimeoutMs = new.monitorTimeoutMs
         merged.maxLocks = new.maxLocks
         merged.maxArgsBytes = new.maxArgsBytes
+        merged.presenceMaxMembers = new.presenceMaxMembers
+        merged.presenceGraceMs = new.presenceGraceMs
+        merged.maxInfoBytes = new.maxInfoBytes
         merged.maxConnArgsBytes = new.maxConnArgsBytes
         merged.maxArgsTotal = new.maxArgsTotal
         merged.maxDeclared = new.maxDeclared

@@ -52,6 +52,14 @@ public struct Config: Equatable, Sendable {
     public var maxLocks: Int = 100_000
     /// Longest `args` of one subscription in bytes (`max_args_bytes`).
     public var maxArgsBytes: Int = 4_096
+    /// Members past which a channel's presence watchers get counts, not joins and leaves
+    /// (`presence_max_members`).
+    public var presenceMaxMembers: Int = 1_000
+    /// How long a disconnected member with an `info.instance` stays, so a reconnect is no
+    /// leave and no join (`presence_grace_ms`; 0: leaves are prompt).
+    public var presenceGraceMs: Int = 0
+    /// Longest `info` a connection may give at `hello`, in bytes of raw JSON (`max_info_bytes`).
+    public var maxInfoBytes: Int = 1_024
     /// All `args` of one connection's subscriptions, in bytes (`max_conn_args_bytes`).
     public var maxConnArgsBytes: Int = 1 << 20
     /// All `args` of every subscription in the daemon, in bytes (`max_args_total`).

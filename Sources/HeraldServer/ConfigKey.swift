@@ -35,6 +35,9 @@ enum ConfigKey: String, Sendable, CaseIterable {
     case tlsKey = "tls_key"
     case maxLocks = "max_locks"
     case maxArgsBytes = "max_args_bytes"
+    case presenceMaxMembers = "presence_max_members"
+    case presenceGraceMs = "presence_grace_ms"
+    case maxInfoBytes = "max_info_bytes"
     case maxConnArgsBytes = "max_conn_args_bytes"
     case maxArgsTotal = "max_args_total"
     case maxDeclared = "max_declared"
@@ -96,6 +99,9 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .tlsHost, .tlsCert, .tlsKey: return .text(maxBytes: nil)
         case .maxLocks, .maxDeclared, .maxLinks: return .integer(1...10_000_000)
         case .maxArgsBytes: return .integer(2...1_048_576)
+        case .presenceMaxMembers: return .integer(1...10_000_000)
+        case .presenceGraceMs: return .integer(0...3_600_000)
+        case .maxInfoBytes: return .integer(2...65_536)
         case .maxConnArgsBytes: return .integer(2...1 << 30)
         case .maxArgsTotal: return .integer(2...1 << 40)
         case .maxPendingTotal: return .integer(1_048_576...1 << 40)
@@ -145,6 +151,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .history, .historyBytes, .maxValueBytes, .maxListLength, .maxRetainedBytes: return true
         case .maxConnections, .maxSubs, .maxChannels, .maxRequests, .maxSignals, .maxLocks: return true
         case .maxArgsBytes, .maxDeclared, .maxLinks, .maxPendingTotal: return true
+        case .presenceMaxMembers, .presenceGraceMs, .maxInfoBytes: return true
         case .maxConnArgsBytes, .maxArgsTotal: return true
         case .auth, .authTimeoutMs, .authMaxLine: return true
         case .maxUnauthenticated, .authFailLimit, .authFailWindowMs, .authBlockMs, .userLimits: return true

@@ -26,6 +26,9 @@ extension Server {
         tunables.maxSignals = config.maxSignals
         tunables.maxLocks = config.maxLocks
         tunables.maxArgsBytes = config.maxArgsBytes
+        tunables.presenceMaxMembers = config.presenceMaxMembers
+        tunables.presenceGraceMs = config.presenceGraceMs
+        tunables.maxInfoBytes = config.maxInfoBytes
         tunables.maxConnArgsBytes = config.maxConnArgsBytes
         tunables.maxArgsTotal = config.maxArgsTotal
         tunables.maxDeclared = config.maxDeclared

@@ -6,12 +6,14 @@ public enum RequestField: Int, CaseIterable, Sendable {
     case op, ch, rid, sub, data, name, echo, once, max, group, args, all, token
     case timeoutMs, to, id, action, tag, parent, value, ifRev, index, remove, insert
     case current, since, handle, subs, limit, after, of, compact, user
+    case countOnly, info, instance
 
     /// The key as spelled on the wire.
     public var key: String {
         switch self {
         case .timeoutMs: return "timeout_ms"
         case .ifRev: return "if_rev"
+        case .countOnly: return "count_only"
         default: return String(describing: self)
         }
     }

@@ -153,6 +153,7 @@ extension Broker {
                 greeting.name = name
             }
             greeting.echo = try scanner.bool(.echo)
+            try scanInfo(into: &greeting)
         } catch {
             greeting.problem = error
         }
@@ -164,6 +165,10 @@ extension Broker {
         if let name = greeting.name { session.name = name }
         if let problem = greeting.problem { throw problem }
         if let echo = greeting.echo { session.echo = echo }
+        if let info = greeting.info {
+            session.info = info
+            session.instance = greeting.instance
+        }
         answer(session, .hello) { out in
             out.appendRaw(#","client":"#)
             out.append(contentsOf: session.quotedClientID)

@@ -16,7 +16,7 @@ extension Op {
         case .pub, .req, .set, .del, .touch, .append, .assign, .splice, .signal, .declare, .remove,
              .link, .unlink, .lock, .unlock:
             return .publish
-        case .sub, .get, .channels, .locks:
+        case .sub, .get, .channels, .locks, .presence:
             return .subscribe
         case .hello, .ping, .pong, .unsub, .stats, .subs, .reply, .handled, .callback, .cancel:
             return nil
@@ -45,8 +45,21 @@ extension Broker {
             if !rule.permits(pattern: [UInt8(ascii: ">")]) { throw forbidden(op, [UInt8(ascii: ">")]) }
             return
         }
+        if op == .sub, let about = try presenceSubject() {
+            // A subscription to `$presence.CH` needs subscribe rights on CH itself.
+            let isPattern = (try? ChannelName.validatePattern(about)) ?? false
+            let permitted = isPattern ? rule.permits(pattern: about) : about.withUnsafeBytes { rule.permits(channel: $0) }
+            if !permitted { throw forbidden(op, about) }
+            return
+        }
         try checkChannelField(.ch, op, rule)
         if op == .link { try checkChannelField(.parent, op, rule) }
+    }
+
+    /// For a `sub` on `$presence.X`: X, the channel or pattern it watches presence of.
+    private func presenceSubject() throws(HeraldError) -> [UInt8]? {
+        guard scanner[.ch]?.kind == .string, let name = try scanner.string(.ch), Broker.isPresencePattern(name) else { return nil }
+        return Array(name.dropFirst(Broker.presencePrefix.count))
     }
 
     /// The pattern whose `subscribe` permission `stats` needs.

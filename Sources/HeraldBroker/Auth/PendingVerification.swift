@@ -54,6 +54,9 @@ struct Greeting: Sendable {
     var name: [UInt8]?
     /// The echo flag to set.
     var echo: Bool?
+    /// The `info` to show in presence (raw JSON), and its `instance`.
+    var info: [UInt8]?
+    var instance: [UInt8]?
     /// The first bad field, answered instead of `ok` once authenticated.
     var problem: HeraldError?
 }

@@ -36,7 +36,7 @@ extension Broker {
             data.removeLast()
             data.append(contentsOf: node)
             cluster.enqueue(ClusterState.Event(channel: event.channel, from: systemSession.id, data: data, receipt: 0,
-                                               keepsHistory: false))
+                                               keepsHistory: event.keepsHistory))
         }
         pendingSystemEvents.removeAll(keepingCapacity: true)
     }

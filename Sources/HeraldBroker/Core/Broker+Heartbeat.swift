@@ -13,6 +13,7 @@ extension Broker {
     public func tick(now: Int, closeGraceMs: Int = 2_000, isOverBudget: () -> Bool = { false }) -> [Session] {
         fireDeadlines(now: now)
         expireHeldAnswers(now: now)
+        tickPresence(now: now)
         var overdue: [Session] = []
         let interval = config.heartbeatMs
         for session in sessions.values {

@@ -85,6 +85,7 @@ extension Broker {
         case .handled: try handled(from: session, now: now)
         case .callback: try callback(from: session)
         case .cancel: try cancel(from: session)
+        case .presence: try answerPresence(session)
         case .link: try link(session)
         case .unlink: try unlink(session)
         case .set, .get, .del, .touch, .append, .assign, .splice: try performStateOp(op, for: session)

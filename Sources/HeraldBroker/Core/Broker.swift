@@ -92,6 +92,17 @@ public final class Broker {
     var reservedChannelCount = 0
     /// The latest time the broker was told, for work that happens without a clock (leaving).
     var lastNow = 0
+    /// Subscriptions on `$presence.…` (`Broker+Presence`): while none exists, a join or a
+    /// leave on a channel without a roster costs this one check.
+    var presenceWatchers = 0
+    /// The rosters of the channels someone asked presence of.
+    var presenceRosters = NameTable<PresenceRoster>()
+    /// Channels in count mode whose count changed since it was last told.
+    var presenceCountDue: Set<[UInt8]> = []
+    /// Channels holding members that wait out their grace.
+    var presenceGraceChannels: Set<[UInt8]> = []
+    /// When counts were last told (once a second at most).
+    var lastPresenceCounts = Int.min / 2
     /// A request is being run again after its `lease` call came back (`Broker+ClusterLeases`):
     /// a grant still too small is the cluster-wide limit, not another call.
     var retryingLease = false
@@ -199,6 +210,7 @@ public final class Broker {
     /// sessions without retaining them (a session closed mid-fan-out is only marked).
     public func disconnect(_ session: Session) {
         precondition(fanOutDepth == 0, "disconnect during a fan-out: its sessions are borrowed")
+        session.isEnding = true
         removeAllSubscriptions(of: session)
         leave(session)
         forgetPending(of: session)
@@ -259,6 +271,7 @@ public final class Broker {
         guard !session.closeAfterFlush else { return }
         session.closeAfterFlush = true
         session.closeRequestedAt = now
+        session.isEnding = true
         removeAllSubscriptions(of: session)
         leave(session)
         markDirty(session)
@@ -334,6 +347,7 @@ public final class Broker {
         if index.remove(subscription) {
             if !subscription.isWildcard { directoryDrop(subscription.pattern) }
         }
+        presenceUnsubscribed(subscription)
         port.unsubscribed(self, subscription)
     }
 }

@@ -46,6 +46,13 @@ public struct BrokerConfig: Sendable, Equatable {
     public var maxPendingTotal = 512 << 20
     /// Longest `args` of one subscription, in bytes of raw JSON (`max_args_bytes`).
     public var maxArgsBytes = 4_096
+    /// Members past which presence watchers get counts instead of joins and leaves
+    /// (`presence_max_members`).
+    public var presenceMaxMembers = 1_000
+    /// Grace for a disconnected member with an `info.instance` (`presence_grace_ms`).
+    public var presenceGraceMs = 0
+    /// Longest `hello` `info`, in bytes of raw JSON (`max_info_bytes`).
+    public var maxInfoBytes = 1_024
     /// All `args` of one connection's subscriptions, in bytes (`max_conn_args_bytes`).
     public var maxConnArgsBytes = 1 << 20
     /// All `args` of every subscription, in bytes (`max_args_total`): with the per-connection

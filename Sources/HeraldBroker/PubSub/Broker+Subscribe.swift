@@ -41,6 +41,7 @@ extension Broker {
         if index.insert(subscription) {
             if !isWildcard { directoryAdd(pattern) }
         }
+        presenceSubscribed(subscription)
         port.subscribed(self, subscription)
         session.account?.subscriptions += 1
         // Cluster mode reads `current` and history from Redis: the answer comes then.

@@ -6,6 +6,8 @@ struct SystemEvent {
     let channel: [UInt8]
     /// The event's `data`, a JSON object.
     let data: [UInt8]
+    /// Whether the channel's history keeps it (presence events, which `since` replays).
+    var keepsHistory = false
 }
 
 /// System events on `$sys.>`: the broker's own publications, through the normal fan-out.
@@ -78,6 +80,7 @@ extension Broker {
             event.data.withUnsafeBytes { data in
                 buildSharedParts(seq: channel.seq, from: systemSession, data: data)
             }
+            if event.keepsHistory { recordHistory(on: channel, from: systemSession) }
             _ = fanOut(on: channel, from: systemSession)
         }
         pendingSystemEvents.removeAll(keepingCapacity: true)

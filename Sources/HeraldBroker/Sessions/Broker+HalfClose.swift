@@ -26,6 +26,7 @@ extension Broker {
         guard !session.inputEnded, !session.closeAfterFlush, !session.isDisconnected else { return }
         lastNow = max(lastNow, now)
         session.inputEnded = true
+        session.isEnding = true
         removeAllSubscriptions(of: session)
         passHeldOffers(of: session, now: now)
         closeIfDrained(session)

@@ -21,6 +21,14 @@ public final class Session {
     public internal(set) var name: [UInt8]?
     /// False when the client asked not to receive its own publications.
     public internal(set) var echo = true
+    /// What it said of itself at `hello` (`info`, raw JSON), shown in presence.
+    public internal(set) var info: [UInt8]?
+    /// `info.instance`, when a string: a reconnect with the same user and instance within
+    /// `presence_grace_ms` is no leave and no join.
+    public internal(set) var instance: [UInt8]?
+    /// Set when the connection goes (closed by the daemon or by its peer), before its
+    /// subscriptions end: their presence leaves may wait out `presence_grace_ms`.
+    var isEnding = false
     /// Frames not yet handed to the socket. Reading or changing it first moves the staged
     /// events in (`Session+Staging.swift`), so every frame keeps its place.
     public internal(set) var outbound: [UInt8] {
