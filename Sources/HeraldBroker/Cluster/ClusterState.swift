@@ -166,7 +166,12 @@ public final class ClusterState {
         /// grant is known (`Broker+ClusterLeases`).
         var lease: UserLeases.Key? = nil
         var retry: LeaseRetry? = nil
+        /// For a gathered `presence`: the page it asked for.
+        var presenceQuestion: PresenceQuestion? = nil
     }
+
+    /// The page a gathered `presence` asked for.
+    typealias PresenceQuestion = (after: Int, limit: Int, countOnly: Bool)
 
     /// A publisher waiting for its event's `seq`.
     struct Receipt {

@@ -101,6 +101,8 @@ public final class Broker {
     var presenceCountDue: Set<[UInt8]> = []
     /// Channels holding members that wait out their grace.
     var presenceGraceChannels: Set<[UInt8]> = []
+    /// Other nodes' `$presence` patterns and the nodes holding each (cluster mode).
+    var remotePresencePatterns: [[UInt8]: Set<Int>] = [:]
     /// When counts were last told (once a second at most).
     var lastPresenceCounts = Int.min / 2
     /// A request is being run again after its `lease` call came back (`Broker+ClusterLeases`):

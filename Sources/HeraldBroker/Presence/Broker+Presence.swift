@@ -24,7 +24,7 @@ extension Broker {
     }
 
     /// Whether `pattern` is on `$presence.…` (a wildcard's first segment never matches `$`).
-    static func isPresencePattern(_ pattern: [UInt8]) -> Bool {
+    public static func isPresencePattern(_ pattern: [UInt8]) -> Bool {
         pattern.count > presencePrefix.count && pattern.starts(with: presencePrefix)
     }
 
@@ -84,6 +84,7 @@ extension Broker {
 
     /// Whether any subscription would receive events on `$presence.NAME`.
     private func isPresenceWatched(_ name: [UInt8]) -> Bool {
+        if isWatchedElsewhere(name) { return true }
         guard presenceWatchers > 0 else { return false }
         return index.matchCount(for: Self.presencePrefix + name) > 0
     }
@@ -185,17 +186,14 @@ extension Broker {
         if ChannelName.isReserved(name) {
             throw HeraldError(.badChannel, "presence is kept for application channels, not '$' ones")
         }
-        if cluster != nil {
-            throw HeraldError(.unavailable, "presence lists across cluster nodes are not built yet (issue 36)")
-        }
         let limit = try scanner.int(.limit) ?? Broker.defaultListLimit
         guard limit >= 1, limit <= Broker.maxListLimit else {
             throw HeraldError(.badField, "field 'limit' must be 1 to " + String(Broker.maxListLimit))
         }
         let after = try presenceCursor()
         let countOnly = try scanner.bool(.countOnly) ?? false
-        let roster = presenceRosters[name] ?? buildRoster(name)
-        if presenceRosters[name] == nil && !roster.isEmpty { presenceRosters[name] = roster }
+        if let cluster { return gatherPresence(session, on: cluster, name, after: after, limit: limit, countOnly: countOnly) }
+        let roster = presenceRoster(of: name)
         let page: (ids: [ConnectionID], more: Bool) = countOnly ? ([], false) : roster.page(after: after, limit: limit)
         answer(session, .presence) { out in
             out.appendRaw(#","ch":"#)
@@ -217,6 +215,14 @@ extension Broker {
         }
     }
 
+    /// The roster of `name`, built from the index (and kept, unless empty) when it has none.
+    func presenceRoster(of name: [UInt8]) -> PresenceRoster {
+        if let roster = presenceRosters[name] { return roster }
+        let roster = buildRoster(name)
+        if !roster.isEmpty { presenceRosters[name] = roster }
+        return roster
+    }
+
     /// `after` as a client id (`"c7"`); 0 when absent.
     private func presenceCursor() throws(HeraldError) -> ConnectionID {
         guard let after = try scanner.string(.after) else { return 0 }
@@ -227,7 +233,7 @@ extension Broker {
         return id
     }
 
-    private func appendPresenceMember(_ id: ConnectionID, of roster: PresenceRoster, to out: inout [UInt8]) {
+    func appendPresenceMember(_ id: ConnectionID, of roster: PresenceRoster, to out: inout [UInt8]) {
         out.appendRaw(#"{"client":"c"#)
         out.appendInt(id)
         out.append(UInt8(ascii: "\""))

@@ -37,6 +37,11 @@ extension ClusterEngine {
     /// channel-wide lock's pattern (`o`).
     func answerLockQuery(id: Int, node: Int, kind: UInt8, user: [UInt8], channel: [UInt8]) {
         let answer = server.shared.withLock { broker -> ClusterNodeMessage in
+            if kind == UInt8(ascii: "p") {
+                let page = broker.presencePage(for: channel)
+                return .locksAnswer(id: id, node: nodeIndex, truncated: page.more, locked: page.members,
+                                    unlocked: [Array(String(page.count).utf8)])
+            }
             if kind == UInt8(ascii: "o") {
                 let lists = broker.coveredLists(of: channel, forUserNamed: user)
                 return .locksAnswer(id: id, node: nodeIndex, truncated: lists.truncated, locked: lists.covered, unlocked: [])

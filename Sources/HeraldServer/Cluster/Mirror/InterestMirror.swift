@@ -14,6 +14,13 @@ final class InterestMirror: EngineMirror, MirroredTable {
         // memory returns when a node's subscribers go, however many patterns churned).
         engine.table.apply(node: message.node, pattern: message.pattern, added: message.added, version: message.version,
                            dropsRemoved: engine.isReady)
+        watchPresence(message.pattern, node: message.node, added: message.added)
+    }
+
+    /// Tells the broker of another node's `$presence` pattern (`Broker+ClusterPresence`).
+    private func watchPresence(_ pattern: [UInt8], node: Int, added: Bool) {
+        guard node != engine.nodeIndex, Broker.isPresencePattern(pattern) else { return }
+        withBroker { broker in broker.remotePresenceWatch(pattern, node: node, added: added) }
     }
 
     /// `NODE, {PATTERN…}` pairs, merged into the table at `version`; a node not counted yet
@@ -23,7 +30,10 @@ final class InterestMirror: EngineMirror, MirroredTable {
             guard let node = entry[0].bytes.flatMap(ClusterWireNumber.parse) else { continue }
             engine.nodeSeen(node, at: version)
             for pattern in entry[1].elements ?? [] {
-                if let bytes = pattern.bytes { engine.table.apply(node: node, pattern: bytes, added: true, version: version) }
+                if let bytes = pattern.bytes {
+                    engine.table.apply(node: node, pattern: bytes, added: true, version: version)
+                    watchPresence(bytes, node: node, added: true)
+                }
             }
         }
     }
@@ -31,6 +41,7 @@ final class InterestMirror: EngineMirror, MirroredTable {
     /// The node's entries go, and the patterns nobody else holds.
     func nodeGone(_ node: Int) {
         engine.table.forget(node: node)
+        withBroker { broker in broker.remotePresenceNodeGone(node) }
     }
 
     /// Registers every local pattern and queue group membership again (re-adding what is

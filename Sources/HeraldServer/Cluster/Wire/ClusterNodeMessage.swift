@@ -9,7 +9,9 @@
 ///   `DRECEIPT 0`;
 /// - `Z`: a node delivered a request of the receiving node to nobody: `ZTOKEN`;
 /// - `Q`: a listing asked on another node: `QID NODE KIND USERLEN\nUSER` then the channel
-///   (`l`: `locks {ch}`) or pattern (`o`: what a channel-wide `lock` covers);
+///   (`l`: `locks {ch}`), pattern (`o`: what a channel-wide `lock` covers) or, for `p` (a
+///   `presence` page), `AFTER LIMIT COUNTONLY CHANNEL`; its answer lists the members' JSON
+///   objects first and the node's member count as the one entry of the second list;
 /// - `A`: the answer: `AID NODE TRUNCATED LOCKED UNLOCKED\n` then as many `LEN:GLOBALID`
 ///   entries (`o`: all in the first list; TRUNCATED 1 when the node listed only part).
 enum ClusterNodeMessage: Equatable {
@@ -77,7 +79,8 @@ enum ClusterNodeMessage: Equatable {
             return .unheard(token: Array(payload[1...]))
         case UInt8(ascii: "Q"):
             guard fields.count == 4, end < payload.count, let id = int(fields[0]), let node = int(fields[1]),
-                  fields[2].count == 1, let kind = fields[2].first, kind == UInt8(ascii: "l") || kind == UInt8(ascii: "o"),
+                  fields[2].count == 1, let kind = fields[2].first,
+                  kind == UInt8(ascii: "l") || kind == UInt8(ascii: "o") || kind == UInt8(ascii: "p"),
                   let length = int(fields[3]), length >= 0, length <= payload.count - end - 1 else { return nil }
             let user = Array(payload[(end + 1)..<(end + 1 + length)])
             let channel = Array(payload[(end + 1 + length)...])
