@@ -103,6 +103,9 @@ public final class Broker {
     var presenceGraceChannels: Set<[UInt8]> = []
     /// Other nodes' `$presence` patterns and the nodes holding each (cluster mode).
     var remotePresencePatterns: [[UInt8]: Set<Int>] = [:]
+    /// Join and leave events told per channel in `presenceSecond` (the budget).
+    var presenceEventsThisSecond: [[UInt8]: Int] = [:]
+    var presenceSecond = 0
     /// When counts were last told (once a second at most).
     var lastPresenceCounts = Int.min / 2
     /// A request is being run again after its `lease` call came back (`Broker+ClusterLeases`):

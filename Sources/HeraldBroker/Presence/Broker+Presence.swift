@@ -103,12 +103,28 @@ extension Broker {
     private func presenceChanged(_ name: [UInt8], _ roster: PresenceRoster, joined: Bool, session: Session, now: Int) {
         // In event mode before the change: at most the threshold after a join, below it after a leave.
         let inEventMode = joined ? roster.memberCount <= config.presenceMaxMembers : roster.memberCount < config.presenceMaxMembers
-        guard inEventMode, roster.spendEvent(now: now, budget: Self.presenceEventsPerSecond) else {
+        guard inEventMode, spendPresenceEvent(name, now: now) else {
             presenceCountDue.insert(name)
             return
         }
         queuePresenceEvent(name, action: joined ? "join" : "leave", client: session.id,
                            user: session.user.map { Array($0.name.utf8) }, info: session.info)
+    }
+
+    /// Counts a join or leave on `name` against this second's budget. - Returns: false when
+    /// it is spent (the change is told as a count). Kept apart from the roster, which goes
+    /// when it empties: a client joining and leaving makes a new roster each time. Holds the
+    /// channels changed in the current second only.
+    private func spendPresenceEvent(_ name: [UInt8], now: Int) -> Bool {
+        let second = now / 1_000
+        if second != presenceSecond {
+            presenceSecond = second
+            presenceEventsThisSecond.removeAll(keepingCapacity: presenceEventsThisSecond.count < 1_024)
+        }
+        let spent = presenceEventsThisSecond[name, default: 0]
+        guard spent < Self.presenceEventsPerSecond else { return false }
+        presenceEventsThisSecond[name] = spent + 1
+        return true
     }
 
     /// Queues `{"action":…,"client":"cN","user":U?,"info":I?}` on `$presence.NAME`.
@@ -167,7 +183,7 @@ extension Broker {
             }
             for id in roster.expiredGhosts(now: now) {
                 guard let ghost = roster.removeGhost(id) else { continue }
-                if roster.memberCount < config.presenceMaxMembers, roster.spendEvent(now: now, budget: Self.presenceEventsPerSecond) {
+                if roster.memberCount < config.presenceMaxMembers, spendPresenceEvent(name, now: now) {
                     queuePresenceEvent(name, action: "leave", client: id, user: ghost.user, info: ghost.info)
                 } else {
                     presenceCountDue.insert(name)

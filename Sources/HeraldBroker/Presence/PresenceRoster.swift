@@ -28,11 +28,6 @@ final class PresenceRoster {
     private(set) var order = SortedIDs()
     /// In count mode: the count watchers were last told (-1: none yet).
     var announcedCount = -1
-    /// The second (broker clock / 1000) `eventsThisSecond` counts in.
-    var budgetSecond = 0
-    /// Join and leave events sent in `budgetSecond`.
-    var eventsThisSecond = 0
-
     /// How many members it holds.
     var memberCount: Int { order.count }
 
@@ -91,18 +86,5 @@ final class PresenceRoster {
     /// At most `limit` members after `after`, and whether more follow.
     func page(after: ConnectionID, limit: Int) -> (ids: [ConnectionID], more: Bool) {
         order.page(after: after, limit: limit)
-    }
-
-    /// Counts a join or leave event against this second's budget. - Returns: false when the
-    /// budget is spent (the change is told as a count instead).
-    func spendEvent(now: Int, budget: Int) -> Bool {
-        let second = now / 1_000
-        if second != budgetSecond {
-            budgetSecond = second
-            eventsThisSecond = 0
-        }
-        guard eventsThisSecond < budget else { return false }
-        eventsThisSecond += 1
-        return true
     }
 }
