@@ -58,4 +58,42 @@ struct ClusterPresenceServingTests {
         #expect((left["data"] as? [String: Any])?["action"] as? String == "leave")
         #expect((left["seq"] as? Int ?? 0) == (joined["seq"] as? Int ?? 0) + 1, "the presence channel's own seq")
     }
+
+    /// A node killed with SIGKILL: once it is declared down its members leave, each once,
+    /// told to watchers on both other nodes, and `presence` no longer lists them.
+    @Test func aKilledNodesMembersLeaveOnceOnEveryNode() throws {
+        let redis = try TestRedis()
+        let nodes = try ClusterTestNodes.three(redis)
+        let (near, _) = try client(nodes[0])
+        let (far, _) = try client(nodes[1])
+        for watcher in [near, far] { try ok(watcher, #"{"op":"sub","ch":"$presence.deck","sub":"p"}"#, "sub") }
+        var doomed: [String] = []
+        var kept: [TestClient] = []
+        for _ in 0..<3 {
+            let (member, id) = try client(nodes[2])
+            try ok(member, #"{"op":"sub","ch":"deck"}"#, "sub")
+            doomed.append(id)
+            kept.append(member)
+        }
+        let (stays, staysID) = try client(nodes[1])
+        try ok(stays, #"{"op":"sub","ch":"deck"}"#, "sub")
+        for watcher in [near, far] {
+            let joins = try (0..<4).map { _ in (try watcher.frame()["data"] as? [String: Any])?["client"] as? String ?? "?" }
+            #expect(Set(joins) == Set(doomed + [staysID]), "\(joins)")
+        }
+        nodes[2].signal(SIGKILL)
+        for watcher in [near, far] {
+            var left: [String] = []
+            while left.count < 3, let frame = try? watcher.frame(timeout: 10) {
+                let data = frame["data"] as? [String: Any] ?? [:]
+                if data["action"] as? String == "leave", let id = data["client"] as? String { left.append(id) }
+            }
+            #expect(left.sorted() == doomed.sorted(), "each of the dead node's members left: \(left)")
+            #expect(throws: (any Error).self, "and only once") { _ = try watcher.frame(timeout: 1) }
+        }
+        let answer = try near.request(#"{"op":"presence","ch":"deck","rid":1}"#)
+        #expect(answer["count"] as? Int == 1 && (answer["members"] as? [[String: Any]])?.first?["client"] as? String == staysID,
+                "\(answer)")
+        withExtendedLifetime((kept, stays)) {}
+    }
 }

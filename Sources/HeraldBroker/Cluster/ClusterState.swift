@@ -126,6 +126,9 @@ public final class ClusterState {
             case lease
             /// `ClusterLeaseScripts.unlease`: gives part of a grant back (fire and forget).
             case unlease
+            /// `ClusterPresenceScripts.record`: this node's roster members, for their leaves
+            /// when it dies (arguments: node, then `+ FIELD JSON` / `- FIELD`; fire and forget).
+            case presenceRecord
         }
         /// The key of the waiting request (`ClusterState.waiting`).
         public let token: Int

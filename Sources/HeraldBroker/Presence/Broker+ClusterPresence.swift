@@ -114,4 +114,43 @@ extension Broker {
         let digits = member.dropFirst(prefix.count).prefix { $0 >= 48 && $0 <= 57 }
         return Int(String(decoding: digits, as: UTF8.self))
     }
+
+    /// Records in Redis that `id` is a member of `name` (`{p}pm:NODE`), with its JSON.
+    func recordPresenceJoin(_ name: [UInt8], _ id: ConnectionID, of roster: PresenceRoster) {
+        guard let cluster else { return }
+        var json: [UInt8] = []
+        appendPresenceMember(id, of: roster, to: &json)
+        cluster.send(.presenceRecord, arguments: [Array(String(ClusterOwner.node(of: id)).utf8), [UInt8(ascii: "+")],
+                                                  Self.presenceField(name, id), json])
+    }
+
+    /// Records in Redis that `id` left `name`.
+    func recordPresenceLeave(_ name: [UInt8], _ id: ConnectionID) {
+        guard let cluster else { return }
+        cluster.send(.presenceRecord, arguments: [Array(String(ClusterOwner.node(of: id)).utf8), [UInt8(ascii: "-")],
+                                                  Self.presenceField(name, id)])
+    }
+
+    /// `CH\nCLIENT`: a member's field in `{p}pm:NODE`.
+    static func presenceField(_ name: [UInt8], _ id: ConnectionID) -> [UInt8] {
+        var field = name
+        field.append(10)
+        field.appendInt(id)
+        return field
+    }
+
+    /// A gone node's members, taken from Redis (field, value pairs): each leaves, once, on
+    /// every node (this node won the take), told through the cluster like any presence event.
+    public func presenceMembersOfGoneNode(_ entries: [[UInt8]]) {
+        var at = 0
+        while at + 1 < entries.count {
+            let field = entries[at], json = entries[at + 1]
+            at += 2
+            guard let newline = field.lastIndex(of: 10), json.first == UInt8(ascii: "{") else { continue }
+            var data = Array(#"{"action":"leave","#.utf8)
+            data += json.dropFirst()
+            pendingSystemEvents.append(SystemEvent(channel: Self.presencePrefix + field[..<newline], data: data, keepsHistory: true))
+        }
+        flushSystemEvents()
+    }
 }

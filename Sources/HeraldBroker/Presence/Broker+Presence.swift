@@ -39,10 +39,15 @@ extension Broker {
             if let instance = session.instance, let ghost = roster.ghost(of: session.user.map { Array($0.name.utf8) }, instance: instance) {
                 // Back within its grace: the new connection takes the ghost's place silently.
                 roster.removeGhost(ghost)
+                recordPresenceLeave(name, ghost)
                 _ = roster.add(session.id)
+                recordPresenceJoin(name, session.id, of: roster)
                 return
             }
-            if roster.add(session.id) { presenceChanged(name, roster, joined: true, session: session, now: now) }
+            if roster.add(session.id) {
+                recordPresenceJoin(name, session.id, of: roster)
+                presenceChanged(name, roster, joined: true, session: session, now: now)
+            }
         } else if isPresenceWatched(name) {
             let roster = buildRoster(name)
             presenceRosters[name] = roster
@@ -78,6 +83,7 @@ extension Broker {
             presenceRosters[name] = roster
             return
         }
+        recordPresenceLeave(name, session.id)
         presenceChanged(name, roster, joined: false, session: session, now: now)
         if roster.isEmpty { presenceRosters[name] = nil }
     }
@@ -93,7 +99,7 @@ extension Broker {
     private func buildRoster(_ name: [UInt8]) -> PresenceRoster {
         let roster = PresenceRoster()
         for subscription in index.subscriptions(withPattern: name) where countsForPresence(subscription) {
-            _ = roster.add(subscription.session.id)
+            if roster.add(subscription.session.id) { recordPresenceJoin(name, subscription.session.id, of: roster) }
         }
         return roster
     }
@@ -183,6 +189,7 @@ extension Broker {
             }
             for id in roster.expiredGhosts(now: now) {
                 guard let ghost = roster.removeGhost(id) else { continue }
+                recordPresenceLeave(name, id)
                 if roster.memberCount < config.presenceMaxMembers, spendPresenceEvent(name, now: now) {
                     queuePresenceEvent(name, action: "leave", client: id, user: ghost.user, info: ghost.info)
                 } else {

@@ -22,6 +22,7 @@ extension ClusterEngine {
             ("resume", ClusterStateScripts.resume), ("instanceResync", ClusterInstanceScripts.resync),
             ("lease", ClusterLeaseScripts.lease), ("unlease", ClusterLeaseScripts.unlease),
             ("leaseResync", ClusterLeaseScripts.resync),
+            ("presenceRecord", ClusterPresenceScripts.record), ("presenceTake", ClusterPresenceScripts.take),
             ("collect", ClusterCollectScripts.collect), ("forget", ClusterCollectScripts.forget),
             ("groupLayout", ClusterGroupScripts.groupLayout), ("clearOnShard", ClusterInstanceScripts.clearOnShard),
         ]

@@ -73,6 +73,7 @@ extension ClusterEngine {
         }
         acknowledged[node] = nil
         goneNodes.insert(node)
+        takePresence(of: node)
         releaseBarriers(now: uv_hrtime())
         lockQueriesForget(node: node)
     }
@@ -109,5 +110,14 @@ extension ClusterEngine {
     func resyncLeases() {
         let grants = server.shared.withLock { broker in broker.clusterLeaseGrants() }
         commands.send(scriptCall("leaseResync") + [Array(String(nodeIndex).utf8)] + grants) { _ in }
+    }
+
+    /// Takes a gone node's presence members from Redis (`ClusterPresenceScripts.take`): the
+    /// first node to take them tells their leaves, so each leaves once.
+    func takePresence(of node: Int) {
+        commands.send(scriptCall("presenceTake") + [[], Array(String(node).utf8)]) { [unowned self] reply in
+            guard let entries = reply.elements?.compactMap(\.bytes), !entries.isEmpty else { return }
+            server.shared.withLock { broker in broker.presenceMembersOfGoneNode(entries) }
+        }
     }
 }
