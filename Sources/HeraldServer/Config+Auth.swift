@@ -10,7 +10,7 @@ import HeraldWire
 /// Every problem names its place in the file (`auth.users[1].publish.allow[0]`), as the
 /// rule table does for top-level keys, so the operator can fix it without reading source.
 extension ConfigFileReader {
-    private static let userKeys: Set<String> = ["name", "token_hash", "token", "publish", "subscribe", "limits"]
+    private static let userKeys: Set<String> = ["name", "token_hash", "token", "publish", "subscribe", "limits", "admin"]
     private static let ruleKeys: Set<String> = ["allow", "deny"]
 
     /// The users of `auth.users`, or nil when `auth` is absent (or null).
@@ -73,10 +73,18 @@ extension ConfigFileReader {
         default:
             throw problem(place, "give exactly one of token_hash and token")
         }
-        return AuthUser(name: name, credential: credential, isPlainToken: isPlain,
-                        publish: try rule(in: object, "publish", at: place),
-                        subscribe: try rule(in: object, "subscribe", at: place),
-                        limits: try userLimits(in: object, "limits", at: place, over: limits) ?? limits)
+        var user = AuthUser(name: name, credential: credential, isPlainToken: isPlain,
+                            publish: try rule(in: object, "publish", at: place),
+                            subscribe: try rule(in: object, "subscribe", at: place),
+                            limits: try userLimits(in: object, "limits", at: place, over: limits) ?? limits)
+        let adminKey = ConfigCodingKey(stringValue: "admin")
+        if object.contains(adminKey) {
+            guard let admin = try? object.decode(Bool.self, forKey: adminKey) else {
+                throw problem(place + ".admin", "expected true or false")
+            }
+            user.isAdmin = admin
+        }
+        return user
     }
 
     private static func rule(in object: KeyedDecodingContainer<ConfigCodingKey>, _ name: String,

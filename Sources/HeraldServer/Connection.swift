@@ -123,6 +123,7 @@ final class Connection {
         let (session, maxLine, handshakeMs) = worker.shared.withLock { broker in
             let session = broker.connect(id: id, now: now)
             session.peer = peer.hostBytes
+            session.transport = Array((webSocket ? (tls == nil ? "ws" : "wss") : tls == nil ? (isTCP ? "tcp" : "unix") : "tls").utf8)
             return (session, broker.config.maxLine, server.tlsTimeoutMs)
         }
         self.session = session

@@ -24,6 +24,8 @@ extension Server {
             case .evictedUnauthenticated(let limit):
                 logger.info("closed the oldest unauthenticated connection (max_unauthenticated)",
                             ["client": event.client, "peer": event.peer, "limit": limit])
+            case .kicked(let by, let user):
+                logger.warn("connection kicked by an admin", ["client": event.client, "peer": event.peer, "by": by, "by_user": user])
             }
         }
     }

@@ -27,6 +27,8 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     /// Cluster mode: the node was declared down while it ran and starts a new incarnation;
     /// the connection closes after this frame, and a client reconnects and restores.
     case nodeReset = "node_reset"
+    /// An admin closed the connection (`kick`); it closes after this frame.
+    case kicked = "kicked"
 
     /// Whether this code counts toward `max_errors` (a run of malformed frames closes the connection).
     public var isProtocolError: Bool {

@@ -6,7 +6,7 @@ public enum RequestField: Int, CaseIterable, Sendable {
     case op, ch, rid, sub, data, name, echo, once, max, group, args, all, token
     case timeoutMs, to, id, action, tag, parent, value, ifRev, index, remove, insert
     case current, since, handle, subs, limit, after, of, compact, user
-    case countOnly, info, instance
+    case countOnly, info, instance, client
 
     /// The key as spelled on the wire.
     public var key: String {

@@ -13,6 +13,8 @@ public struct AuthEvent: Sendable, Equatable {
         case userConnectionLimit(user: String, limit: Int)
         /// The oldest unauthenticated connection was closed to admit a newer one.
         case evictedUnauthenticated(limit: Int)
+        /// An admin closed the connection (`kick`): its client id and user ("" without auth).
+        case kicked(by: String, user: String)
     }
 
     /// What happened.

@@ -62,6 +62,8 @@ public struct AuthUser: Sendable, Equatable {
     public var subscribe: ChannelRule
     /// What this user may take of what every user shares (`UserLimits`).
     public var limits: UserLimits
+    /// Whether it may list and close every connection (`clients`, `kick`; `admin: true`).
+    public var isAdmin = false
 
     /// Creates a user. - Parameters: see the properties.
     public init(name: String, credential: TokenCredential, isPlainToken: Bool = false,

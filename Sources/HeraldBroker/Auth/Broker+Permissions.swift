@@ -18,7 +18,7 @@ extension Op {
             return .publish
         case .sub, .get, .channels, .locks, .presence:
             return .subscribe
-        case .hello, .ping, .pong, .unsub, .stats, .subs, .reply, .handled, .callback, .cancel:
+        case .hello, .ping, .pong, .unsub, .stats, .subs, .reply, .handled, .callback, .cancel, .clients, .kick:
             return nil
         }
     }
@@ -38,6 +38,10 @@ extension Broker {
     /// view `$sys.>` gives, so it needs `subscribe` on `$sys.>` (issue 12).
     func checkPermission(_ op: Op, of user: AuthUser) throws(HeraldError) {
         if op == .stats { return try checkSystemView(user) }
+        if op == .clients || op == .kick {
+            guard user.isAdmin else { throw HeraldError(.forbidden, op.rawValue + " is for users with admin: true") }
+            return
+        }
         guard let access = op.requiredAccess else { return }
         let rule = access == .publish ? user.publish : user.subscribe
         if rule.isUnrestricted { return }

@@ -93,11 +93,11 @@ extension Broker {
     func park(_ session: Session, on cluster: ClusterState, _ script: ClusterState.ScriptCall.Script,
               channel: [UInt8]?, arguments: [[UInt8]], op: Op, subscription: Subscription? = nil,
               catchUp: CatchUp? = nil, claiming name: [UInt8]? = nil, parent: [UInt8]? = nil,
-              presenceQuestion: ClusterState.PresenceQuestion? = nil) {
+              pageQuestion: ClusterState.PageQuestion? = nil) {
         var waiting = ClusterState.Waiting(session: session, op: op, opRaw: current.opRaw.map { Array($0) },
                                            rid: current.ridRaw.map { Array($0) }, subscription: subscription,
                                            catchUp: catchUp, channel: name, parent: parent)
-        waiting.presenceQuestion = presenceQuestion
+        waiting.pageQuestion = pageQuestion
         waiting.exclusive = script != .state
         _ = cluster.call(script, channel: channel, arguments: arguments, waiting: waiting)
         session.clusterCalls += 1
@@ -199,6 +199,8 @@ extension Broker {
                 finishDeclare(of: name, by: session, result: result)
             } else if let name = waiting.channel, waiting.op == .link || waiting.op == .unlink {
                 finishLink(waiting.op, of: name, parent: waiting.parent, by: session, result: result)
+            } else if waiting.op == .clients || waiting.op == .kick {
+                finishAdminQuery(waiting, for: session, result: result)
             } else if let name = waiting.channel, waiting.op == .presence {
                 finishPresenceQuery(waiting, of: name, for: session, result: result)
             } else if let name = waiting.channel, waiting.op == .locks || waiting.op == .lock || waiting.op == .unlock {

@@ -169,12 +169,12 @@ public final class ClusterState {
         /// grant is known (`Broker+ClusterLeases`).
         var lease: UserLeases.Key? = nil
         var retry: LeaseRetry? = nil
-        /// For a gathered `presence`: the page it asked for.
-        var presenceQuestion: PresenceQuestion? = nil
+        /// For a gathered `presence` or `clients`: the page it asked for.
+        var pageQuestion: PageQuestion? = nil
     }
 
-    /// The page a gathered `presence` asked for.
-    typealias PresenceQuestion = (after: Int, limit: Int, countOnly: Bool)
+    /// The page a gathered `presence` or `clients` asked for (`count_only` for `presence`).
+    typealias PageQuestion = (after: Int, limit: Int, countOnly: Bool)
 
     /// A publisher waiting for its event's `seq`.
     struct Receipt {

@@ -86,6 +86,8 @@ extension Broker {
         case .callback: try callback(from: session)
         case .cancel: try cancel(from: session)
         case .presence: try answerPresence(session)
+        case .clients: try answerClients(session)
+        case .kick: try kick(from: session)
         case .link: try link(session)
         case .unlink: try unlink(session)
         case .set, .get, .del, .touch, .append, .assign, .splice: try performStateOp(op, for: session)

@@ -92,6 +92,8 @@ public final class Broker {
     var reservedChannelCount = 0
     /// The latest time the broker was told, for work that happens without a clock (leaving).
     var lastNow = 0
+    /// Every connection's id in order, so `clients` pages without sorting.
+    var sessionOrder = SortedIDs()
     /// Subscriptions on `$presence.…` (`Broker+Presence`): while none exists, a join or a
     /// leave on a channel without a roster costs this one check.
     var presenceWatchers = 0
@@ -181,6 +183,7 @@ public final class Broker {
         let session = Session(id: id, now: now)
         session.outboundLimit = config.maxPending
         sessions[id] = session
+        sessionOrder.insert(id)
         stats.totalConnections += 1
         if sessions.count > config.maxConnections {
             refuseOverLimit(session, now: now)
@@ -221,6 +224,7 @@ public final class Broker {
         forgetPending(of: session)
         session.isDisconnected = true
         sessions[session.id] = nil
+        sessionOrder.remove(session.id)
         flushSystemEvents()
     }
 

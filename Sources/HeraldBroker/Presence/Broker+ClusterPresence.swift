@@ -44,7 +44,7 @@ extension Broker {
         var question = Array("\(after) \(limit) \(countOnly ? 1 : 0) ".utf8)
         question += name
         park(session, on: cluster, .locksQuery, channel: nil, arguments: [[UInt8(ascii: "p")], question, []], op: .presence,
-             claiming: name, presenceQuestion: (after, limit, countOnly))
+             claiming: name, pageQuestion: (after, limit, countOnly))
     }
 
     /// This node's page for another node's `presence` (`AFTER LIMIT COUNTONLY NAME`): each
@@ -70,7 +70,7 @@ extension Broker {
     func finishPresenceQuery(_ waiting: ClusterState.Waiting, of name: [UInt8], for session: Session, result: ClusterValue) {
         let parts = result.elements ?? []
         guard parts.count == 3 else { return failUnavailable(session, result) }
-        let question = waiting.presenceQuestion ?? (after: 0, limit: Broker.defaultListLimit, countOnly: false)
+        let question = waiting.pageQuestion ?? (after: 0, limit: Broker.defaultListLimit, countOnly: false)
         let roster = presenceRoster(of: name)
         let local = question.countOnly ? (ids: [ConnectionID](), more: false) : roster.page(after: question.after, limit: question.limit)
         var entries: [(id: ConnectionID, json: [UInt8])] = local.ids.map { id in

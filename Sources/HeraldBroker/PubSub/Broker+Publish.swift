@@ -247,6 +247,7 @@ extension Broker {
                 queueSlowConsumerEvent(session, droppingFor: subscription)
             }
             subscription.dropped += 1
+            subscription.session.droppedEvents += 1
             stats.dropped += 1
         }
     }

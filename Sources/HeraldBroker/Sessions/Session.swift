@@ -29,6 +29,12 @@ public final class Session {
     /// Set when the connection goes (closed by the daemon or by its peer), before its
     /// subscriptions end: their presence leaves may wait out `presence_grace_ms`.
     var isEnding = false
+    /// How it reached the daemon (`tcp`, `tls`, `unix`, `ws`, `wss`), for `clients`.
+    public var transport: [UInt8] = Array("tcp".utf8)
+    /// When it connected (broker clock, ms).
+    let connectedAt: Int
+    /// Events its subscriptions lost to the slow-consumer `drop` policy, for `clients`.
+    var droppedEvents = 0
     /// Frames not yet handed to the socket. Reading or changing it first moves the staged
     /// events in (`Session+Staging.swift`), so every frame keeps its place.
     public internal(set) var outbound: [UInt8] {
@@ -121,6 +127,7 @@ public final class Session {
         quoted.appendJSONString(client)
         self.quotedClientID = quoted
         self.lastHeard = now
+        self.connectedAt = now
     }
 
     deinit {

@@ -37,6 +37,10 @@ extension ClusterEngine {
     /// channel-wide lock's pattern (`o`).
     func answerLockQuery(id: Int, node: Int, kind: UInt8, user: [UInt8], channel: [UInt8]) {
         let answer = server.shared.withLock { broker -> ClusterNodeMessage in
+            if kind == UInt8(ascii: "a") {
+                let admin = broker.adminAnswer(channel)
+                return .locksAnswer(id: id, node: nodeIndex, truncated: admin.more, locked: admin.entries, unlocked: admin.counts)
+            }
             if kind == UInt8(ascii: "p") {
                 let page = broker.presencePage(for: channel)
                 return .locksAnswer(id: id, node: nodeIndex, truncated: page.more, locked: page.members,

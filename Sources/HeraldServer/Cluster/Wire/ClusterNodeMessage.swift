@@ -11,7 +11,8 @@
 /// - `Q`: a listing asked on another node: `QID NODE KIND USERLEN\nUSER` then the channel
 ///   (`l`: `locks {ch}`), pattern (`o`: what a channel-wide `lock` covers) or, for `p` (a
 ///   `presence` page), `AFTER LIMIT COUNTONLY CHANNEL`; its answer lists the members' JSON
-///   objects first and the node's member count as the one entry of the second list;
+///   objects first and the node's member count as the one entry of the second list; `a`,
+///   an admin op (`c AFTER LIMIT`: a page of `clients`; `k ID KICKER USER`: a `kick`);
 /// - `A`: the answer: `AID NODE TRUNCATED LOCKED UNLOCKED\n` then as many `LEN:GLOBALID`
 ///   entries (`o`: all in the first list; TRUNCATED 1 when the node listed only part).
 enum ClusterNodeMessage: Equatable {
@@ -80,7 +81,7 @@ enum ClusterNodeMessage: Equatable {
         case UInt8(ascii: "Q"):
             guard fields.count == 4, end < payload.count, let id = int(fields[0]), let node = int(fields[1]),
                   fields[2].count == 1, let kind = fields[2].first,
-                  kind == UInt8(ascii: "l") || kind == UInt8(ascii: "o") || kind == UInt8(ascii: "p"),
+                  kind == UInt8(ascii: "l") || kind == UInt8(ascii: "o") || kind == UInt8(ascii: "p") || kind == UInt8(ascii: "a"),
                   let length = int(fields[3]), length >= 0, length <= payload.count - end - 1 else { return nil }
             let user = Array(payload[(end + 1)..<(end + 1 + length)])
             let channel = Array(payload[(end + 1 + length)...])
