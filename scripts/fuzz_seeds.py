@@ -54,6 +54,14 @@ SCENARIOS = {
         b'{"op":"pub","ch":"chat.lobby","data":[1,2.5,-3e2,true,null,"\\u00e9"]}',
         slot(0), b'{"op":"subs"}', b'{"op":"channels"}', b'{"op":"channels","ch":"chat.*"}',
         b'{"op":"unsub","sub":"room"}', b'{"op":"unsub","ch":"chat.>"}', b'{"op":"unsub","all":true,"rid":3}'],
+    "presence-admin": [
+        b'{"op":"hello","info":{"name":"a","instance":"i-1"},"rid":0}', b'{"op":"sub","ch":"$presence.room","sub":"p"}',
+        slot(1), b'{"op":"hello","info":{"instance":"i-2"}}', b'{"op":"sub","ch":"room","sub":"r"}',
+        b'{"op":"sub","ch":"room","sub":"h","handle":true}', slot(0),
+        b'{"op":"presence","ch":"room","rid":1}', b'{"op":"presence","ch":"room","limit":1,"after":"c1","count_only":true}',
+        b'{"op":"presence","ch":"room.*"}', b'{"op":"clients","limit":1,"rid":2}', b'{"op":"clients","after":"c1"}',
+        b'{"op":"kick","client":"c2","rid":3}', b'{"op":"kick","client":"c99"}', b'{"op":"kick","client":"x"}',
+        slot(1), b'{"op":"unsub","sub":"r"}', HANG_UP],
     "history-since": [
         b'{"op":"pub","ch":"h.a","data":1}', b'{"op":"pub","ch":"h.a","data":2}',
         b'{"op":"pub","ch":"h.a","data":3}', b'{"op":"sub","ch":"h.a","since":1}',
@@ -239,7 +247,8 @@ KEYWORDS = ["op", "rid", "ch", "sub", "data", "name", "echo", "once", "max", "gr
             "hello", "ping", "pong", "unsub", "pub", "req", "reply", "lock", "unlock", "locks",
             "declare", "signal", "handled", "callback", "link", "unlink", "set", "get", "del",
             "touch", "append", "assign", "splice", "stats", "channels", "pass", "stop",
-            "token", "limit", "after", "next", "truncated", "owned", "cancel", "of"]
+            "token", "limit", "after", "next", "truncated", "owned", "cancel", "of",
+            "presence", "count_only", "info", "instance", "clients", "kick", "client", "$presence."]
 
 
 def write_dictionary(path):

@@ -8,7 +8,7 @@ import HeraldWire
 @Suite struct PermissionTests {
     static let publishOps: [Op] = [.pub, .req, .set, .del, .touch, .append, .assign, .splice, .signal,
                                    .declare, .remove, .link, .unlink, .lock, .unlock]
-    static let subscribeOps: [Op] = [.sub, .get, .channels, .locks]
+    static let subscribeOps: [Op] = [.sub, .get, .channels, .locks, .presence]
 
     @Test func everyOpMapsToTheAccessTheContractNames() {
         for op in Op.allCases {
