@@ -1,4 +1,5 @@
 import Herald
+@testable import HeraldExamples
 import HeraldTestSupport
 import Testing
 
@@ -254,5 +255,37 @@ struct Profile: Codable, Sendable, Equatable {
         #expect({ if case .badChannel = pattern { true } else { false } }())
         let dollar = await thrownError { () async throws(HeraldClientError) in try await watcher.presence(of: Channel(verbatim: "$sys.x")) }
         #expect({ if case .badChannel = dollar { true } else { false } }())
+    }
+}
+
+/// The guide's presence examples (Examples/PresenceExamples.swift) against a real daemon.
+@Suite struct PresenceExampleTests {
+    @Test func theRoomExamplesListGreetAndName() async throws {
+        let daemon = try TestDaemon()
+        let room = Channel("room", "lobby")
+        let watcher = try roomClient(port: daemon.port, installID: "watcher-install", name: "Watcher")
+        let ada = try roomClient(port: daemon.port, installID: "ada-install", name: "Ada")
+        try await watcher.connect()
+        try await ada.connect()
+        defer { watcher.close(); ada.close() }
+        let lobby = try await people(in: room, watcher)
+        #expect(lobby.count == 0)
+        let names = await roomNames(lobby)
+        let greeted = LockedValue<[String]>([])
+        let greeting = Task { await greetArrivals(lobby) { name in greeted.withLock { $0.append(name) } } }
+        try await Task.sleep(nanoseconds: 100_000_000)   // the stream is made when the task starts
+
+        let token = try ada.subscribe(raw: room) { _, _ in }
+        try await token.ready()
+        #expect(await eventually { greeted.value == ["Ada"] })
+        #expect(lobby.members.first?.instance == "ada-install")
+        var named: [String]?
+        for _ in 0..<250 where named != ["Ada"] {
+            named = await names.value
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        #expect(named == ["Ada"], "the main-actor mirror of the names")
+        greeting.cancel()
+        withExtendedLifetime(token) {}
     }
 }
