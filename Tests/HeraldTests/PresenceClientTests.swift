@@ -118,6 +118,46 @@ struct Profile: Codable, Sendable, Equatable {
         withExtendedLifetime((observation, again)) {}
     }
 
+    /// Joins and leaves while the mirror reads one-member pages: those about members already
+    /// read apply to the read, the rest are left to the pages to come; the result is the
+    /// daemon's list, with no departed member kept and no member missing.
+    @Test func changesDuringAPagedReadEndInTheDaemonsList() async throws {
+        let daemon = try TestDaemon()
+        let watcher = try await connectedClient(daemon, name: "watcher")
+        var clients: [HeraldClient] = []
+        var tokens: [Subscription] = []
+        for n in 0..<16 {
+            let client = try await member(daemon, name: "m\(n)")
+            clients.append(client)
+            tokens.append(try await join(client, room))
+        }
+        var late: [HeraldClient] = []
+        for n in 0..<8 { late.append(try await member(daemon, name: "late\(n)")) }
+        defer { watcher.close(); for client in clients + late { client.close() } }
+
+        let leaving = tokens
+        let lateClients = late
+        let churn = Task {
+            var joined: [Subscription] = []
+            for n in 0..<8 {
+                leaving[n * 2].cancel()                                   // every other early member leaves
+                joined.append(try await self.join(lateClients[n], self.room))
+                try await Task.sleep(nanoseconds: 3_000_000)
+            }
+            return joined
+        }
+        let presence = try await watcher.presence(of: room, info: Profile.self, options: PresenceOptions(pageSize: 1))
+        let joined = try await churn.value
+        let expected = (0..<16).filter { $0 % 2 == 1 }.map { "m\($0)" } + (0..<8).map { "late\($0)" }
+        #expect(await eventually { Set(presence.members.compactMap(\.info?.name)) == Set(expected) })
+        try await drainOrdered(watcher)
+        let listed = try await watcher.presencePage(of: room, limit: 1000)
+        #expect(presence.members.map(\.client) == listed.members.map(\.client), "the daemon's list, in its order")
+        #expect(presence.count == 16)
+        #expect(presence.resyncCount == 1, "merged during the one read, not fixed by reading again")
+        withExtendedLifetime((tokens, joined)) {}
+    }
+
     @Test func aDroppedConnectionReadsTheMembersAgain() async throws {
         let daemon = try TestDaemon()
         // A slow reconnect, so the changes below happen while the watcher is away.
