@@ -85,6 +85,10 @@ public enum PresenceChange<Info: Decodable & Sendable>: Sendable {
     /// The daemon tells counts instead of each change (a large or busy channel), or the
     /// mirror lists counts only: the member count is now this.
     case count(Int)
+    /// Cluster mode: one node's own count (`"node":NAME`; each node counts its own members,
+    /// the total is the sum of every node's latest). Read by ``init(event:)``; a
+    /// ``RemotePresence`` reads the total again instead of telling this.
+    case nodeCount(node: String, count: Int)
     /// The member list was read again from the daemon (after a reconnect, a burst the daemon
     /// only counted, a change that did not fit): the whole state is now this.
     case resynced(PresenceState<Info>)
@@ -106,7 +110,11 @@ extension PresenceChange {
             self = .left(member)
         case "count":
             guard let count = fields.int("count") else { return nil }
-            self = .count(count)
+            if let node = fields.string("node") {
+                self = .nodeCount(node: node, count: count)
+            } else {
+                self = .count(count)
+            }
         default:
             return nil
         }

@@ -8,7 +8,8 @@ import Synchronization
 /// member list. Under the hood: a subscription to `$presence.CH` and `presence` pages read
 /// after the daemon confirmed it (so no join or leave falls between the two), read again after
 /// every reconnect (the client ids changed; after a daemon restart everything did), after a
-/// `gap`, after the daemon told only a count (a burst of changes, or a large channel), and
+/// `gap`, after the daemon told only a count (a burst of changes, or a large channel; in
+/// cluster mode each node tells its own count, and the mirror reads the total), and
 /// when a leave names a member the mirror does not hold. Joins and leaves that arrive while
 /// pages are read are applied to the pages already read and left to the pages still to come,
 /// which show them.
@@ -184,6 +185,7 @@ public final class RemotePresence<Info: Decodable & Sendable>: Sendable, Observa
         switch change {
         case .joined, .left: apply(change)
         case .count(let count): counted(count)
+        case .nodeCount: resync()   // one node's count: the total comes from a read
         case .resynced: break
         }
     }
@@ -243,7 +245,7 @@ public final class RemotePresence<Info: Decodable & Sendable>: Sendable, Observa
         case .left(let member):
             guard let index = members.firstIndex(where: { $0.client == member.client }) else { return nil }
             return .left(members.remove(at: index))
-        case .count, .resynced:
+        case .count, .nodeCount, .resynced:
             return change
         }
     }
@@ -446,7 +448,7 @@ extension PresenceChange {
     var member: PresenceMember<Info>? {
         switch self {
         case .joined(let member), .left(let member): return member
-        case .count, .resynced: return nil
+        case .count, .nodeCount, .resynced: return nil
         }
     }
 }

@@ -75,6 +75,7 @@ extension Commands {
         case .joined(let member): return "join " + memberLine(member, json: false)
         case .left(let member): return "leave " + memberLine(member, json: false)
         case .count(let count): return "count \(count)"
+        case .nodeCount(let node, let count): return "count \(count) node \(node)"
         case .resynced(let state): return "count \(state.count)"
         }
     }

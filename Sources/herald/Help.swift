@@ -134,7 +134,8 @@ enum Help {
         one {"client","user"?,"info"?} object per line, then {"count":N}.
           --watch       then follow $presence.CHANNEL: "join CLIENT USER INFO",
                         "leave CLIENT USER INFO" and "count N" lines (a large or busy channel
-                        is told by count), or with --json each event's data object per line
+                        is told by count; in cluster mode "count N node NAME", one node's
+                        own count), or with --json each event's data object per line
           --count N     with --watch: exit 0 after N join, leave or count lines
           --timeout S   with --watch: stop after S seconds: exit 0, or 5 if --count lines did
                         not all come

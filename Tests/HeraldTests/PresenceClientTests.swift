@@ -92,6 +92,7 @@ struct Profile: Codable, Sendable, Equatable {
                 case .joined(let member): lines.append("join \(member.info?.name ?? "?")")
                 case .left(let member): lines.append("leave \(member.info?.name ?? "?")")
                 case .count(let count): lines.append("count \(count)")
+                case .nodeCount(let node, let count): lines.append("count \(count) at \(node)")
                 case .resynced(let state): lines.append("resynced \(state.count)")
                 }
                 if lines.count == 2 { break }
@@ -285,6 +286,30 @@ struct Profile: Codable, Sendable, Equatable {
         #expect(page.members.map { $0.rawInfo?.description } == [#"{"instance":"app's","n":1}"#, #"{"instance":"e1"}"#, "42"])
         #expect(page.members.map(\.instance) == ["app's", "e1", nil])
         withExtendedLifetime(tokens) {}
+    }
+
+    /// `$presence` event data as apps with their own subscription read it; in cluster mode a
+    /// count names its node and is that node's own count.
+    @Test func presenceEventsParse() throws {
+        let join = PresenceChange<Profile>(event: RawJSON(#"{"action":"join","client":"c4","user":"ada","info":{"name":"Ada","instance":"i"}}"#))
+        guard case .joined(let member)? = join else { Issue.record("not a join: \(String(describing: join))"); return }
+        #expect(member.client == "c4" && member.user == "ada" && member.info == Profile(name: "Ada") && member.instance == "i")
+        guard case .left(let gone)? = PresenceChange<Profile>(event: RawJSON(#"{"action":"leave","client":"c4","info":7}"#)) else {
+            Issue.record("not a leave")
+            return
+        }
+        #expect(gone.info == nil && gone.rawInfo == RawJSON("7"), "info that is not a Profile stays raw")
+        guard case .count(5)? = PresenceChange<Profile>(event: RawJSON(#"{"action":"count","count":5}"#)) else {
+            Issue.record("not a count")
+            return
+        }
+        guard case .nodeCount("n2", 3)? = PresenceChange<Profile>(event: RawJSON(#"{"action":"count","count":3,"node":"n2"}"#)) else {
+            Issue.record("not a node's count")
+            return
+        }
+        #expect(PresenceChange<Profile>(event: RawJSON(#"{"action":"wave","client":"c1"}"#)) == nil, "a later daemon's action")
+        #expect(PresenceChange<Profile>(event: RawJSON(#"{"action":"join"}"#)) == nil, "a join without a client")
+        #expect(PresenceChange<Profile>(event: RawJSON("[1]")) == nil)
     }
 
     @Test func presenceOfAPatternOrADollarChannelIsRefused() async throws {

@@ -1934,7 +1934,12 @@ export class PresenceWatcher extends Mirror {
     const data = event.data;
     if (data === null || typeof data !== 'object') return;
     const { action, ...member } = data;
-    if (action === 'count') { this._counted(Number(data.count) || 0); return; }
+    if (action === 'count') {
+      // Cluster mode: one node's own count (`node`); the total comes from a read.
+      if (data.node !== undefined) this._resync();
+      else this._counted(Number(data.count) || 0);
+      return;
+    }
     if ((action !== 'join' && action !== 'leave') || typeof member.client !== 'string') return;
     const sync = this._sync;
     if (sync && sync.readUpTo !== null && clientNumber(member.client) <= sync.readUpTo) PresenceWatcher._apply(action, member, sync.members);
