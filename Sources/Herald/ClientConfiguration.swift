@@ -99,6 +99,21 @@ public struct ClientConfiguration: Sendable {
     /// `declaredChannels`); past the bound it is forgotten and reported as
     /// ``HeraldClientError/restoreFailed(kind:channel:cause:)``.
     public var restoreRetryTimeout: Double
+    /// The app instance named in `hello`'s `info` (`{"instance":…}`), e.g. an app's own
+    /// per-install id; nil (the default): a UUID made once per ``HeraldClient`` object, kept
+    /// across its reconnects (``HeraldClient/instance``).
+    ///
+    /// It is what makes the daemon's `presence_grace_ms` work: a connection that drops and comes
+    /// back within the grace under the same user and instance keeps its place in presence, with
+    /// no leave and no join for the channel's watchers. Two clients live at once must not share
+    /// one (the second would take the first one's place when the first drops).
+    public var instance: String?
+    /// What other connections see of this one in presence (``RemotePresence``): a JSON object
+    /// sent as `hello`'s `info`, with `instance` added (an `instance` of its own wins). Make it
+    /// with `RawJSON(encoding:)`, e.g. a display name and avatar. The daemon takes at most
+    /// `max_info_bytes` (default 1 KiB) and refuses a longer `hello`. A value that is not an
+    /// object is sent as it is, without `instance`.
+    public var info: RawJSON?
 
     /// Creates a configuration.
     /// - Parameters:
@@ -113,10 +128,15 @@ public struct ClientConfiguration: Sendable {
     ///   - tls: TLS options when connecting to the daemon's TLS port (default nil: no TLS).
     ///   - alternateEndpoints: other nodes to fail over to (default none).
     ///   - restoreRetryTimeout: seconds a refused restore is retried (default 30; see the property).
+    ///   - instance: the app instance named in `hello` (default nil: a UUID per client object).
+    ///   - info: a JSON object other connections see in presence (default none).
     public init(endpoint: Endpoint, name: String? = nil, token: String? = nil, echo: Bool = true,
                 reconnect: ReconnectPolicy = ReconnectPolicy(), requestTimeout: Double = 10,
                 connectTimeout: Double = 5, maxLine: Int = 16 << 20, tls: TLSOptions? = nil,
-                alternateEndpoints: [Endpoint] = [], restoreRetryTimeout: Double = 30) {
+                alternateEndpoints: [Endpoint] = [], restoreRetryTimeout: Double = 30,
+                instance: String? = nil, info: RawJSON? = nil) {
+        self.instance = instance
+        self.info = info
         self.tls = tls
         self.restoreRetryTimeout = restoreRetryTimeout
         self.endpoint = endpoint

@@ -34,6 +34,9 @@ struct SubscriptionRecord {
     var current = false
     /// The caller's `since` (`SubscriptionOptions.since`), sent until the `sub` is first confirmed.
     var requestedSince: Int?
+    /// Its owner reads the state again after each restore (`SubscriptionBinding.onAcknowledged`),
+    /// so the restore asks no `since` and reports no lost history.
+    var refetchesOnRestore = false
 }
 
 /// A lock this connection holds, restored after a reconnect.

@@ -82,6 +82,7 @@ extension HeraldClient {
             writer.string("name", configuration.name)
             writer.string("token", configuration.token)
             if !configuration.echo { writer.bool("echo", false) }
+            writer.raw("info", helloInfo)
             return writer.finished()
         }
         loop.backlog.append(contentsOf: line)
@@ -145,7 +146,7 @@ extension HeraldClient {
         let current = record.current
         // Handlers have no history to lose; `current` subscriptions get the state again. A
         // caller's own `since` is checked on the first `sub` too.
-        let reportLoss = (attempt.restoring && record.everAcked && !isHandler && !current)
+        let reportLoss = (attempt.restoring && record.everAcked && !isHandler && !current && !record.refetchesOnRestore)
             || (!record.everAcked && record.requestedSince != nil)
         let rid = state.register(timeout: nil) { [weak self] result in
             self?.subscribeAnswered(binding, channel: channel, result: result, attempt: attempt, checksRecovery: reportLoss)
@@ -178,6 +179,7 @@ extension HeraldClient {
             let recovered = attempt.since != nil && frame.bool("recovered") == true
             // Recorded before `settle`, so a caller woken by `ready()` reads the outcome.
             if checksRecovery { binding.recordRecovery(recovered) }
+            binding.onAcknowledged?()
             binding.settle(.success(()))
             if checksRecovery, !recovered {
                 report(.historyLost(subscription: name, channel: channel.name))

@@ -25,7 +25,7 @@ extension HeraldClient {
         let sameEpoch = state.previousEpoch != nil && state.previousEpoch == state.info?.epoch
         for record in state.subscriptions.values.sorted(by: { $0.order < $1.order }) {
             var since: Int?
-            if sameEpoch, !record.isPattern, let last = record.lastSeq { since = last }
+            if sameEpoch, !record.isPattern, !record.refetchesOnRestore, let last = record.lastSeq { since = last }
             if !record.everAcked, let requested = record.requestedSince { since = requested }
             lines += subscribeLine(record, since: since, restoring: true, state: &state)
         }

@@ -136,7 +136,7 @@ extension HeraldClient {
     /// Records a subscription and sends its `sub` when the link is up (else on connect).
     func bind(_ channel: Channel, options: SubscriptionOptions, target: SubscriptionBinding.Target,
               ownerAlive: (@Sendable () -> Bool)?, ownerProbe: (@Sendable (SubscriptionBinding) -> Void)? = nil,
-              onEnd: (@Sendable () -> Void)? = nil,
+              onEnd: (@Sendable () -> Void)? = nil, onAcknowledged: (@Sendable () -> Void)? = nil,
               signal: (@Sendable (IncomingSignal) -> Void)? = nil,
               deliver: @escaping @Sendable (IncomingEvent) -> Void) throws(HeraldClientError) -> SubscriptionBinding {
         let isPattern = try channel.validatedPattern()
@@ -150,7 +150,7 @@ extension HeraldClient {
             state.nextBindingID += 1
             let binding = SubscriptionBinding(name: options.name ?? "h\(id)", id: id, target: target,
                                               ownerAlive: ownerAlive, ownerProbe: ownerProbe, onEnd: onEnd, notify: options.onEnd,
-                                              onGap: options.onGap, deliver: deliver)
+                                              onGap: options.onGap, onAcknowledged: onAcknowledged, deliver: deliver)
             let replaced = state.subscriptions[binding.name]?.binding
             var record = SubscriptionRecord(binding: binding, channel: channel, isPattern: isPattern, group: options.group,
                                             remaining: options.max, args: options.args, order: state.nextOrder)
@@ -158,6 +158,7 @@ extension HeraldClient {
             record.current = options.current
             record.requestedSince = options.since
             record.lastSeq = options.since
+            record.refetchesOnRestore = onAcknowledged != nil
             state.nextOrder += 1
             state.subscriptions[binding.name] = record
             var wake = false

@@ -15,6 +15,16 @@ import Synchronization
 public final class HeraldClient: Sendable {
     /// How this client connects.
     public let configuration: ClientConfiguration
+    /// The app instance this client names in its `hello` `info`: ``ClientConfiguration/instance``,
+    /// or a UUID made once for this client object (the same on every reconnect).
+    ///
+    /// Why it matters: with the daemon's `presence_grace_ms`, a connection that comes back
+    /// within the grace under the same user and the same instance takes its old place in every
+    /// channel's presence, with no leave and no join for the watchers (docs/protocol.md,
+    /// "Presence"). Without it every reconnect is a leave and a join.
+    public let instance: String
+    /// The `hello` `info`: ``ClientConfiguration/info`` with `instance` added.
+    let helloInfo: RawJSON
     let state = Mutex(ClientState())
     let loop: IOLoop
     let orderedQueue: DispatchQueue
@@ -43,6 +53,9 @@ public final class HeraldClient: Sendable {
     /// - Parameter configuration: endpoint, identity, reconnect policy, timeouts.
     public init(configuration: ClientConfiguration) {
         self.configuration = configuration
+        let instance = configuration.instance ?? UUID().uuidString.lowercased()
+        self.instance = instance
+        self.helloInfo = Self.makeHelloInfo(instance: instance, appInfo: configuration.info)
         self.loop = IOLoop(maxLine: configuration.maxLine)
         self.orderedQueue = DispatchQueue(label: "herald.client.ordered")
         self.backgroundQueue = DispatchQueue(label: "herald.client.background", attributes: .concurrent)

@@ -117,6 +117,25 @@ struct JSONCursor {
         return fields
     }
 
+    /// The spans of the elements of a top-level array, or nil when the text is not one array
+    /// (a `presence` answer's `members`, whose `info` must stay raw bytes).
+    mutating func arrayElements() -> [Range<Int>]? {
+        skipSpace()
+        guard take(UInt8(ascii: "[")) else { return nil }
+        var elements: [Range<Int>] = []
+        skipSpace()
+        if take(UInt8(ascii: "]")) { return elements }
+        while true {
+            skipSpace()
+            let start = index
+            guard skipValue() else { return nil }
+            elements.append(start..<index)
+            skipSpace()
+            if take(UInt8(ascii: ",")) { continue }
+            return take(UInt8(ascii: "]")) ? elements : nil
+        }
+    }
+
     /// Calls `body` with each top-level field of the object, in wire order.
     /// - Parameter last: a packed key the producer always writes as the object's last field
     ///   (the daemon's `data`, docs/protocol.md "Frames"): its value is taken to run to the

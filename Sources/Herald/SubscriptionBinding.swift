@@ -26,6 +26,10 @@ final class SubscriptionBinding: Sendable {
     /// For an owner that may only be touched on its own actor (a `@MainActor` owner): asked by
     /// the once-a-second sweep to check the owner there and unbind when it is gone.
     let ownerProbe: (@Sendable (SubscriptionBinding) -> Void)?
+    /// Called on the I/O thread each time the daemon confirms a `sub` of this binding (the
+    /// first and every restore after a reconnect), before `ready()` returns: a mirror that
+    /// reads its state again rather than catching up with `since` (``RemotePresence``).
+    let onAcknowledged: (@Sendable () -> Void)?
     /// The app's `SubscriptionOptions.onGap` (a mirror's re-read), nil when it set none.
     private let onGap: (@Sendable (EventGap) -> Void)?
     private let ending: Mutex<Ending>
@@ -53,7 +57,9 @@ final class SubscriptionBinding: Sendable {
 
     init(name: String, id: Int, target: Target, ownerAlive: (@Sendable () -> Bool)? = nil,
          ownerProbe: (@Sendable (SubscriptionBinding) -> Void)? = nil, onEnd: (@Sendable () -> Void)? = nil, notify: (@Sendable (SubscriptionEnd) -> Void)? = nil,
-         onGap: (@Sendable (EventGap) -> Void)? = nil, deliver: @escaping @Sendable (IncomingEvent) -> Void) {
+         onGap: (@Sendable (EventGap) -> Void)? = nil, onAcknowledged: (@Sendable () -> Void)? = nil,
+         deliver: @escaping @Sendable (IncomingEvent) -> Void) {
+        self.onAcknowledged = onAcknowledged
         self.name = name
         self.id = id
         self.target = target

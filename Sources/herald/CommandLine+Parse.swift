@@ -21,6 +21,8 @@ struct Invocation {
     var callbackText: String?
     var stop = false
     var size: Int?
+    // presence
+    var watch = false
     /// `--tls`, `--tls-ca FILE`, `--tls-insecure` (see `Invocation+TLS`).
     var tls = TLSFlags()
     /// Command-specific flags that were given, to reject those a command does not take.
@@ -73,6 +75,9 @@ struct Invocation {
         case "--stop":
             try flag.rejectValue()
             stop = true
+        case "--watch":
+            try flag.rejectValue()
+            watch = true
         case "--size":
             size = try Self.integer(try scanner.value(for: flag), flag: flag.name, in: 1...1_000_000)
         case "--tls", "--tls-ca", "--tls-insecure":

@@ -48,6 +48,7 @@ struct Commands {
             case "reply": try invocation.check(allowed: ["--data", "--count", "--group", "--timeout", "--json"], positionals: 1...1, command: command)
             case "handle": try invocation.check(allowed: ["--stop", "--callback", "--count", "--timeout", "--json"], positionals: 1...1, command: command)
             case "bench": try invocation.check(allowed: ["--count", "--size", "--timeout", "--json"], positionals: 0...1, command: command)
+            case "presence": try invocation.check(allowed: ["--watch", "--count", "--timeout", "--json"], positionals: 1...1, command: command)
             default: try invocation.check(allowed: ["--json"], positionals: 0...1, command: command)
             }
         } catch {
@@ -78,6 +79,7 @@ struct Commands {
             case "reply": return try await reply(client, timeout: timeout)
             case "handle": return try await handle(client, timeout: timeout)
             case "bench": return try await bench(client, timeout: timeout)
+            case "presence": return try await presence(client, timeout: timeout)
             default: return try await channels(client)
             }
         } catch {

@@ -35,6 +35,7 @@ enum Help {
       channels [PATTERN]       list channels
       reply CHANNEL            answer requests on CHANNEL with fixed data
       handle CHANNEL           handle signals at CHANNEL (pass, or --stop)
+      presence CHANNEL         list who is in CHANNEL (--watch: follow joins and leaves)
       bench [CHANNEL]          measure pub/sub throughput and latency
 
     Run herald COMMAND --help for a command's flags.
@@ -124,6 +125,20 @@ enum Help {
           --callback JSON   call the sender back with JSON before answering
           --count N         exit 0 after N offers
           --timeout S       stop after S seconds: exit 0, or 5 if --count offers did not all come
+        """,
+        "presence": """
+        Usage: herald presence CHANNEL [--watch] [--count N] [--timeout S] [--json]
+
+        Lists CHANNEL's members (connections subscribed to exactly CHANNEL), every page, one
+        "CLIENT USER INFO" line each ("-" for no user or no info), then "count N"; with --json
+        one {"client","user"?,"info"?} object per line, then {"count":N}.
+          --watch       then follow $presence.CHANNEL: "join CLIENT USER INFO",
+                        "leave CLIENT USER INFO" and "count N" lines (a large or busy channel
+                        is told by count; in cluster mode "count N node NAME", one node's
+                        own count), or with --json each event's data object per line
+          --count N     with --watch: exit 0 after N join, leave or count lines
+          --timeout S   with --watch: stop after S seconds: exit 0, or 5 if --count lines did
+                        not all come
         """,
         "bench": """
         Usage: herald bench [CHANNEL] [--count N] [--size B] [--timeout S] [--json]

@@ -140,7 +140,7 @@ import Testing
     }
 
     @Test func everyCommandHasHelp() throws {
-        for command in ["pub", "sub", "req", "signal", "get", "set", "stats", "channels"] {
+        for command in ["pub", "sub", "req", "signal", "get", "set", "stats", "channels", "presence"] {
             let result = try herald([command, "--help"])
             #expect(result.status == 0)
             #expect(result.stdout.hasPrefix("Usage: herald \(command)"))

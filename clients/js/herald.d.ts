@@ -50,8 +50,18 @@ export interface ConnectOptions {
   user?: string;
   /** Display name, sent in `hello`. */
   name?: string;
-  /** Presence info, sent in `hello` (any JSON). */
+  /**
+   * What other connections see of this one in presence, sent as `hello`'s `info` with
+   * `instance` added (an object; its own `instance` wins). Other values are sent as they are.
+   */
   info?: unknown;
+  /**
+   * The app instance named in `hello`'s `info` (default: a random id made once per client,
+   * kept across its reconnects). With the daemon's `presence_grace_ms`, a reconnect within the
+   * grace under the same user and instance keeps this client's place in presence, with no
+   * leave and no join. An app may pass its own per-install id; two live clients must not share one.
+   */
+  instance?: string;
   /** `false`: never receive this connection's own publications. */
   echo?: boolean;
   /** `false` turns reconnecting off. */
@@ -281,6 +291,47 @@ export interface RestoreSummary {
 
 type WithSignal = { signal?: AbortSignal };
 
+/** A member of a channel: a connection subscribed to exactly it, with its `hello` `info`. */
+export interface PresenceMember<I = any> {
+  client: string;
+  /** With auth on. */
+  user?: string;
+  info?: I;
+}
+
+export interface PresenceState<I = any> {
+  /** In the daemon's order (by client id); empty while `countOnly`. */
+  members: Array<PresenceMember<I>>;
+  count: number;
+  countOnly: boolean;
+}
+
+export type PresenceChange<I = any> =
+  | { kind: 'initial' }
+  | { kind: 'resync' }
+  | { kind: 'join'; member: PresenceMember<I> }
+  | { kind: 'leave'; member: PresenceMember<I> }
+  | { kind: 'count'; count: number };
+
+/** Who is in a channel, kept current by `$presence` events (`client.watchPresence`). */
+export class PresenceWatcher<I = any> implements Mirror {
+  readonly client: HeraldClient;
+  /** `$presence.CHANNEL`. */
+  readonly channel: string;
+  /** The channel watched. */
+  readonly target: string;
+  readonly rev: number;
+  /** How often the member list was read (the first read included). */
+  readonly resyncCount: number;
+  readonly members: Array<PresenceMember<I>>;
+  readonly count: number;
+  /** More members than `maxListed`: only `count` is kept. */
+  readonly countOnly: boolean;
+  readonly state: PresenceState<I>;
+  observe(observer: (state: PresenceState<I>, change: PresenceChange<I>) => void, options?: { alertNow?: boolean }): () => void;
+  close(): Promise<void>;
+}
+
 export class HeraldClient {
   readonly urls: string[];
   /** The URL of the current connection, or of the attempt under way (null before the first). */
@@ -289,6 +340,8 @@ export class HeraldClient {
   readonly serverInfo: any;
   readonly clientId: string | null;
   readonly epoch: string | null;
+  /** The app instance sent in `hello`'s `info` (option `instance`, else a random id). */
+  readonly instance: string;
   readonly isConnected: boolean;
   readonly links: Map<string, string>;
   readonly declaredChannels: string[];
@@ -333,8 +386,12 @@ export class HeraldClient {
   remove(channel: string, options?: WithSignal): Promise<{ count: number }>;
   removeAll(options?: WithSignal): Promise<{ count: number }>;
 
-  presence(channel: string, options?: { limit?: number; after?: string; countOnly?: boolean } & WithSignal):
-    Promise<{ count: number; members?: Array<{ client: string; user?: string; info?: unknown }>; next?: string }>;
+  /** Every page of `channel`'s members; with `after`, that one page (and `next`); with `countOnly`, `{count}`. */
+  presence<I = any>(channel: string, options?: { limit?: number; after?: string; countOnly?: boolean } & WithSignal):
+    Promise<{ count: number; members?: Array<PresenceMember<I>>; next?: string }>;
+  /** Keeps `{count, members}` of `channel` current; resolves once the member list is read. */
+  watchPresence<I = any>(channel: string, onChange?: ((state: PresenceState<I>, change: PresenceChange<I>) => void) | null,
+                         options?: { pageSize?: number; maxListed?: number } & WithSignal): Promise<PresenceWatcher<I>>;
   ping(options?: WithSignal): Promise<{ serverTime: number; roundTripMs: number }>;
   call(op: string, fields?: Record<string, unknown>, options?: { timeoutMs?: number } & WithSignal): Promise<any>;
 }

@@ -105,6 +105,16 @@ export function matches(pattern, channel) {
  * A promise with its resolve and reject at hand.
  * @returns {{promise: Promise<any>, resolve: (value?: any) => void, reject: (error?: any) => void}}
  */
+/** A random id for `instance`: a UUID where the runtime makes them. @returns {string} */
+function randomId() {
+  if (typeof globalThis.crypto?.randomUUID === 'function') return globalThis.crypto.randomUUID();
+  const hex = () => Math.floor(Math.random() * 0x100000000).toString(16).padStart(8, '0');
+  return `${hex()}-${hex()}-${hex()}-${hex()}`;
+}
+
+/** A client id's number (`c7` → 7), the daemon's listing order. @param {string} client */
+const clientNumber = (client) => (/^c\d+$/.test(client) ? Number(client.slice(1)) : Infinity);
+
 function deferred() {
   /** @type {(value?: any) => void} */
   let resolve = () => {};
@@ -162,6 +172,8 @@ export class HeraldClient {
       maxDelayMs: reconnect.maxDelayMs ?? 5000,
       maxAttempts: reconnect.maxAttempts ?? Infinity,
     };
+    /** @type {string} the app instance named in `hello`'s `info` (option `instance`, else a random id made once per client) */
+    this.instance = options.instance ?? randomId();
     this._WebSocket = options.WebSocket ?? globalThis.WebSocket;
     if (typeof this._WebSocket !== 'function') {
       throw new HeraldError('connection_failed', 'no WebSocket in this runtime: pass options.WebSocket');
@@ -291,6 +303,19 @@ export class HeraldClient {
     }, this.options.connectTimeoutMs ?? 5000);
   }
 
+  /**
+   * `hello`'s `info`: `{instance, ...options.info}` (an `instance` of the app's own wins); a
+   * value that is not an object is sent as it is. The instance is what lets the daemon's
+   * `presence_grace_ms` keep a reconnecting client's place in presence, with no leave and no
+   * join for the watchers.
+   */
+  _helloInfo() {
+    const info = this.options.info;
+    if (info === undefined) return { instance: this.instance };
+    if (info === null || typeof info !== 'object' || Array.isArray(info)) return info;
+    return { instance: this.instance, ...info };
+  }
+
   /** The `info` line: says hello, then restores. */
   _greeted(info) {
     clearTimeout(this._connectTimer);
@@ -304,7 +329,7 @@ export class HeraldClient {
     if (this.options.token !== undefined) hello.token = this.options.token;
     if (this.options.user !== undefined) hello.user = this.options.user;
     if (this.options.echo !== undefined) hello.echo = this.options.echo;
-    if (this.options.info !== undefined) hello.info = this.options.info;
+    hello.info = this._helloInfo();
     const generation = this._generation;
     this._helloDone = false;
     this._ask(hello, { anyState: true }).then((answer) => {
@@ -1199,22 +1224,58 @@ export class HeraldClient {
   // MARK: other ops
 
   /**
-   * Who is subscribed to `channel` (the daemon's `presence` op; a daemon without it
-   * answers `unknown_op`, which rejects this call).
+   * Who is in `channel`: connections subscribed to exactly it (the daemon's `presence` op),
+   * every page (`limit` members per page, default 1000), as `{count, members}`; with
+   * `countOnly` only `{count}`. With `after` (a `next` of an earlier answer) it answers that
+   * one page, `next` included when more follow. A daemon without the op answers `unknown_op`.
    * @param {string} channel
    * @param {{limit?: number, after?: string, countOnly?: boolean, signal?: AbortSignal}} [options]
    * @returns {Promise<{count: number, members?: Array<{client: string, user?: string, info?: unknown}>, next?: string}>}
    */
   async presence(channel, options = {}) {
-    const frame = { op: 'presence', ch: channel };
-    if (options.limit !== undefined) frame.limit = options.limit;
-    if (options.after !== undefined) frame.after = options.after;
-    if (options.countOnly) frame.count_only = true;
-    const answer = await this._ask(frame, options);
-    const result = { count: answer.count };
-    if (answer.members !== undefined) result.members = answer.members;
-    if (answer.next !== undefined) result.next = answer.next;
-    return result;
+    const page = async (after) => {
+      const frame = { op: 'presence', ch: channel };
+      if (options.countOnly) frame.count_only = true;
+      else frame.limit = options.limit ?? 1000;
+      if (after !== undefined) frame.after = after;
+      return this._ask(frame, options);
+    };
+    if (options.after !== undefined) {
+      const answer = await page(options.after);
+      const result = { count: answer.count, members: answer.members ?? [] };
+      if (answer.next !== undefined) result.next = answer.next;
+      return result;
+    }
+    let answer = await page(undefined);
+    if (options.countOnly) return { count: answer.count };
+    const members = [...(answer.members ?? [])];
+    while (answer.next !== undefined && (answer.members ?? []).length > 0) {
+      answer = await page(answer.next);
+      members.push(...(answer.members ?? []));
+    }
+    return { count: answer.count, members };
+  }
+
+  /**
+   * Keeps `{count, members}` of `channel` current: a subscription to `$presence.CHANNEL`
+   * (join, leave and count events) and the member list read after the subscription is
+   * confirmed, again after every reconnect, `gap`, count event or leave of an unknown member.
+   * `onChange(state, change)` hears every change (`change.kind`: `'resync'` for a whole read,
+   * the first included, `'join'`, `'leave'`, `'count'`). Resolves once the list is read.
+   * Past `maxListed` members (default 1000) only the count is kept (`countOnly`).
+   * @param {string} channel
+   * @param {((state: any, change: any) => void) | null} [onChange]
+   * @param {{pageSize?: number, maxListed?: number, signal?: AbortSignal}} [options]
+   * @returns {Promise<PresenceWatcher>}
+   */
+  async watchPresence(channel, onChange, options = {}) {
+    if (typeof channel !== 'string' || isPattern(channel) || channel.startsWith('$')) {
+      throw new HeraldError('bad_channel', `presence needs a concrete application channel, not ${JSON.stringify(channel)}`);
+    }
+    const watcher = new PresenceWatcher(this, channel, options);
+    if (onChange) watcher.observe(onChange, { alertNow: false });
+    await watcher._start(options.signal);
+    return watcher;
   }
 
   /**
@@ -1360,7 +1421,9 @@ export class Subscription {
   /** Whether `since` can catch this subscription up after a reconnect. */
   _canCatchUp() {
     // Not for a queue-group member: the events it missed went to the group's others.
-    return this.mode === 'events' && !this.options.current && this.options.group === undefined && !isPattern(this.pattern);
+    // Nor for a mirror that reads its state again after every restore (presence).
+    return this.mode === 'events' && !this.options.current && this.options.group === undefined && !isPattern(this.pattern)
+      && !this._mirror?._readsAgain;
   }
 
   _confirm() {
@@ -1561,6 +1624,12 @@ class Mirror {
   _event(event) { void event; }
 
   /**
+   * The options of the mirror's subscription: retained state first.
+   * @returns {{current?: boolean}}
+   */
+  _subscribeOptions() { return { current: true }; }
+
+  /**
    * Takes a whole state: a value, or a list's elements.
    * @param {any} value
    * @param {number} rev
@@ -1569,7 +1638,7 @@ class Mirror {
   _take(value, rev, kind) { void value; void rev; void kind; }
 
   async _start(signal) {
-    this._sub = await this.client.subscribe(this.channel, (event) => this._event(event), { current: true, signal });
+    this._sub = await this.client.subscribe(this.channel, (event) => this._event(event), { ...this._subscribeOptions(), signal });
     this._sub._mirror = this;
     this.client._mirrors.add(this);
     this._sub.ended.then((end) => { if (end.reason !== 'closed') this._ownEnd(end); });
@@ -1821,6 +1890,165 @@ export class RemoteList extends Mirror {
 
   /** Deletes the list. @param {{ifRev?: number}} [options] @returns {Promise<number>} */
   async delete(options = {}) { return (await this.client.del(this.channel, options)).rev; }
+}
+
+/**
+ * Who is in a channel, kept current (`client.watchPresence`): `members` (in the daemon's
+ * order, each `{client, user?, info?}`), `count`, and `countOnly` while the channel has more
+ * members than `maxListed` (only the count is kept then). Joins and leaves that arrive
+ * while pages are read apply to the pages already read; the pages still to come show them.
+ */
+export class PresenceWatcher extends Mirror {
+  constructor(client, channel, options = {}) {
+    super(client, `$presence.${channel}`);
+    /** @type {string} the channel whose members are watched */
+    this.target = channel;
+    /** @type {number} */
+    this.count = 0;
+    /** @type {Array<{client: string, user?: string, info?: unknown}>} */
+    this.members = [];
+    /** @type {boolean} only the count is kept (more than maxListed members) */
+    this.countOnly = false;
+    this._pageSize = Math.min(1000, Math.max(1, options.pageSize ?? 100));
+    this._maxListed = options.maxListed ?? 1000;
+    this._readsAgain = true;
+    /** @type {{members: any[], readUpTo: number | null, done?: Promise<void>} | null} the read under way */
+    this._sync = null;
+    this._syncAgain = false;
+  }
+
+  /**
+   * No retained state on `$presence`: a plain subscription.
+   * @returns {{current?: boolean}}
+   */
+  _subscribeOptions() { return {}; }
+
+  /** `{members, count, countOnly}` now. */
+  get state() { return { members: this.countOnly ? [] : [...this.members], count: this.count, countOnly: this.countOnly }; }
+
+  /**
+   * Calls `observer(state, change)` after every change, and at once (change `{kind:
+   * 'initial'}`) unless `alertNow` is false.
+   * @param {(state: any, change: any) => void} observer
+   * @param {{alertNow?: boolean}} [options]
+   * @returns {() => void} stops the calls
+   */
+  observe(observer, options = {}) {
+    return this._observe(observer, options.alertNow !== false, () => observer(this.state, { kind: 'initial' }));
+  }
+
+  _event(event) {
+    const data = event.data;
+    if (data === null || typeof data !== 'object') return;
+    const { action, ...member } = data;
+    if (action === 'count') {
+      // Cluster mode: one node's own count (`node`); the total comes from a read.
+      if (data.node !== undefined) this._resync();
+      else this._counted(Number(data.count) || 0);
+      return;
+    }
+    if ((action !== 'join' && action !== 'leave') || typeof member.client !== 'string') return;
+    const sync = this._sync;
+    if (sync && sync.readUpTo !== null && clientNumber(member.client) <= sync.readUpTo) PresenceWatcher._apply(action, member, sync.members);
+    if (this.countOnly) {
+      this.count = Math.max(0, this.count + (action === 'join' ? 1 : -1));
+      this._notify(this.state, { kind: 'count', count: this.count });
+      if (this.count <= this._maxListed) this._resync();
+      return;
+    }
+    const listed = PresenceWatcher._apply(action, member, this.members);
+    if (listed === null) {
+      // A leave of someone never listed: a change was missed (a reconnect within the grace
+      // period keeps its place under its new client id, unannounced).
+      if (!sync) this._resync();
+      return;
+    }
+    this.count = this.members.length;
+    this._notify(this.state, { kind: action, member: listed });
+  }
+
+  /** Applies a join or leave to a sorted list; the member as listed, or null for an unknown leave. */
+  static _apply(action, member, members) {
+    const index = members.findIndex((m) => m.client === member.client);
+    if (action === 'leave') return index < 0 ? null : members.splice(index, 1)[0];
+    if (index >= 0) members[index] = member;
+    else {
+      const at = members.findIndex((m) => clientNumber(m.client) > clientNumber(member.client));
+      members.splice(at < 0 ? members.length : at, 0, member);
+    }
+    return member;
+  }
+
+  _counted(count) {
+    this.count = count;
+    if (count > this._maxListed && !this.countOnly) {
+      this.countOnly = true;
+      this.members = [];
+    }
+    this._notify(this.state, { kind: 'count', count });
+    if (count <= this._maxListed) this._resync();
+  }
+
+  _resync() {
+    this._refresh().catch((error) => this.client._report(error));
+  }
+
+  _gap() { this._resync(); }
+
+  /** Reads the member list (one read at a time; asked during one, it reads once more after). */
+  _refresh(signal) {
+    if (this._sync) {
+      this._syncAgain = true;
+      return this._sync.done;
+    }
+    const sync = { members: [], readUpTo: null };
+    this._sync = sync;
+    this._syncAgain = false;
+    this.resyncCount++;
+    sync.done = this._read(sync, signal).then(() => {
+      if (this._sync === sync) this._sync = null;
+      if (this._syncAgain && !this._isClosed) this._resync();
+    }, (error) => {
+      if (this._sync === sync) this._sync = null;
+      if (error.code !== 'disconnected' && error.code !== 'closed' && !this._isClosed) throw error;
+    });
+    return sync.done;
+  }
+
+  async _read(sync, signal) {
+    let countOnly = this.countOnly;
+    let after;
+    for (;;) {
+      const frame = { op: 'presence', ch: this.target };
+      if (countOnly) frame.count_only = true;
+      else {
+        frame.limit = this._pageSize;
+        if (after !== undefined) frame.after = after;
+      }
+      const answer = await this.client._ask(frame, { anyState: true, signal });
+      if (this._sync !== sync) return;
+      if (countOnly && answer.count <= this._maxListed) { countOnly = false; continue; }
+      if (countOnly || answer.count > this._maxListed) {
+        this.countOnly = true;
+        this.members = [];
+        this.count = answer.count;
+        break;
+      }
+      const page = answer.members ?? [];
+      sync.members.push(...page);
+      if (answer.next !== undefined && page.length > 0) {
+        sync.readUpTo = clientNumber(answer.next);
+        after = answer.next;
+        continue;
+      }
+      this.countOnly = false;
+      this.members = sync.members;
+      this.count = sync.members.length;
+      break;
+    }
+    this._sync = null;
+    this._notify(this.state, { kind: 'resync' });
+  }
 }
 
 """#

@@ -575,17 +575,66 @@ test('errors: refusals are HeraldErrors with the wire code', async () => {
   await waitFor(() => a.errors.some((e) => e.code === 'forbidden' && e.op === 'pub'), 'error event');
 });
 
-test('presence: answers, or rejects with the daemon\'s error code until the daemon has it', async () => {
+test('presence: lists every member once, with the info and instance its hello gave, page by page', async () => {
   const p = fresh();
+  const ada = await client({ info: { name: 'Ada' }, instance: 'tab-ada' });
+  const bob = await client({ info: { name: 'Bob' } });
+  const plain = await client();
+  const watcher = await client();
+  for (const c of [ada, bob, plain]) await c.subscribe(`${p}.room`, () => {});
+  await ada.subscribe(`${p}.room`, () => {});                 // a second subscription: still one member
+  await ada.subscribe(`${p}.*`, () => {});                    // a pattern is not presence
+  const all = await watcher.presence(`${p}.room`, { limit: 1 }); // pages of one, followed to the end
+  eq(all.count, 3, 'count');
+  eq(all.members.map((m) => m.client), [ada.clientId, bob.clientId, plain.clientId], 'members in client-id order');
+  eq(all.members.map((m) => m.info), [{ instance: 'tab-ada', name: 'Ada' }, { instance: bob.instance, name: 'Bob' },
+    { instance: plain.instance }], 'info with the instance');
+  assert(bob.instance.length >= 16 && bob.instance !== plain.instance, 'a random instance per client');
+  const first = await watcher.presence(`${p}.room`, { limit: 2, after: 'c0' });
+  eq([first.members.length, typeof first.next], [2, 'string'], 'one page with after');
+  eq(await watcher.presence(`${p}.room`, { countOnly: true }), { count: 3 }, 'count only');
+  eq((await watcher.presence(`${p}.nobody`)).members, [], 'an empty channel');
+});
+
+test('presence: a watcher sees joins and leaves, keeps {count, members}, and reads them again after a reconnect', async () => {
+  const p = fresh();
+  const watcher = await client();
+  const changes = [];
+  const room = await watcher.watchPresence(`${p}.room`, (state, change) => changes.push([change.kind, state.count]));
+  eq([room.count, room.members, changes], [0, [], [['resync', 0]]], 'the first read');
+  const ada = await client({ info: { name: 'Ada' } });
+  const sub = await ada.subscribe(`${p}.room`, () => {});
+  await waitFor(() => room.count === 1, 'join');
+  eq(room.members, [{ client: ada.clientId, info: { instance: ada.instance, name: 'Ada' } }], 'the member');
+  await sub.unsubscribe();
+  await waitFor(() => room.count === 0, 'leave');
+  eq(changes.slice(1), [['join', 1], ['leave', 0]], 'changes');
+
+  // While the daemon is down and back, Ada joins on the new daemon: the watcher reads the list again.
+  await control('kill');
+  await waitFor(() => watcher.state !== 'connected' && ada.state !== 'connected', 'the loss', 3000);
+  await control('start');
+  await waitFor(() => watcher.state === 'connected' && ada.state === 'connected', 'both reconnected', 10000);
+  await ada.subscribe(`${p}.room`, () => {});
+  await waitFor(() => room.count === 1 && room.members[0]?.client === ada.clientId, 'the member after the restart', 10000);
+  assert(room.resyncCount >= 2, `read again after the reconnect (${room.resyncCount})`);
+  eq(watcher.errors.filter((e) => e.code === 'history_lost'), [], 'no lost history reported for the watcher');
+  await room.close();
+  await rejects(watcher.watchPresence(`${p}.*`), 'bad_channel', 'a pattern');
+}, 30000);
+
+test('presence: past maxListed only the count is kept, and the list returns below it', async () => {
+  const p = fresh();
+  const watcher = await client();
   const a = await client();
+  const b = await client();
   await a.subscribe(`${p}.room`, () => {});
-  try {
-    const result = await a.presence(`${p}.room`);
-    eq(result.count, 1, 'one member');
-  } catch (error) {
-    assert(error instanceof HeraldError, 'HeraldError');
-    eq(error.code, 'unknown_op', 'code');
-  }
+  const bSub = await b.subscribe(`${p}.room`, () => {});
+  const room = await watcher.watchPresence(`${p}.room`, null, { maxListed: 1 });
+  eq([room.countOnly, room.count, room.members], [true, 2, []], 'count only');
+  await bSub.unsubscribe();
+  await waitFor(() => !room.countOnly && room.members.length === 1, 'listed again');
+  eq([room.count, room.members[0].client], [1, a.clientId], 'the member left');
 });
 
 test('errors: calls after close reject with closed; a closed client ends its subscriptions', async () => {

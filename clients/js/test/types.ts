@@ -27,8 +27,13 @@ async function main() {
   await client.get('x', { signal: controller.signal });
   const { subs } = await client.lock('app.>');
   await client.declare('car.42');
-  const presence = await client.presence('chat.lobby');
-  console.log(subs, presence.count, sub.globalId);
+  const presence = await client.presence<{ name: string }>('chat.lobby');
+  console.log(subs, presence.count, presence.members?.[0]?.info?.name, sub.globalId, client.instance);
+  const room = await client.watchPresence<{ name: string }>('room.1', (state, change) => {
+    if (change.kind === 'join') console.log(change.member.info?.name, state.count);
+  }, { maxListed: 500 });
+  console.log(room.members.length, room.countOnly);
+  await room.close();
   const handler = (event: HeraldEvent) => event.respond?.(1);
   await client.respond<number>('calc.double', (n) => n * 2);
   void handler;
