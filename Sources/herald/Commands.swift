@@ -49,6 +49,8 @@ struct Commands {
             case "handle": try invocation.check(allowed: ["--stop", "--callback", "--count", "--timeout", "--json"], positionals: 1...1, command: command)
             case "bench": try invocation.check(allowed: ["--count", "--size", "--timeout", "--json"], positionals: 0...1, command: command)
             case "presence": try invocation.check(allowed: ["--watch", "--count", "--timeout", "--json"], positionals: 1...1, command: command)
+            case "clients": try invocation.check(allowed: ["--json"], positionals: 0...0, command: command)
+            case "kick": try invocation.check(allowed: [], positionals: 1...1, command: command)
             default: try invocation.check(allowed: ["--json"], positionals: 0...1, command: command)
             }
         } catch {
@@ -80,6 +82,8 @@ struct Commands {
             case "handle": return try await handle(client, timeout: timeout)
             case "bench": return try await bench(client, timeout: timeout)
             case "presence": return try await presence(client, timeout: timeout)
+            case "clients": return try await clients(client)
+            case "kick": return try await kick(client)
             default: return try await channels(client)
             }
         } catch {

@@ -15,4 +15,6 @@ enum ExitCode: Int32 {
     case timeout = 5
     /// A `req` reached no responder (nothing subscribes to the channel, or all are locked).
     case noResponders = 6
+    /// A `kick` named no open connection.
+    case notFound = 7
 }

@@ -16,7 +16,8 @@ enum Help {
     static let exitCodes = """
     Exit codes: 0 ok, 1 daemon error, 2 usage error, 3 connection failed or lost,
     4 not supported by this daemon yet, 5 timed out (sub/reply/handle --count not reached,
-    req without reply, bench events missing), 6 no responders (req).
+    req without reply, bench events missing), 6 no responders (req), 7 no such connection
+    (kick).
     """
 
     static let overview = """
@@ -36,6 +37,8 @@ enum Help {
       reply CHANNEL            answer requests on CHANNEL with fixed data
       handle CHANNEL           handle signals at CHANNEL (pass, or --stop)
       presence CHANNEL         list who is in CHANNEL (--watch: follow joins and leaves)
+      clients                  list every connection (an admin user's token)
+      kick CLIENT              close a connection (an admin user's token)
       bench [CHANNEL]          measure pub/sub throughput and latency
 
     Run herald COMMAND --help for a command's flags.
@@ -125,6 +128,21 @@ enum Help {
           --callback JSON   call the sender back with JSON before answering
           --count N         exit 0 after N offers
           --timeout S       stop after S seconds: exit 0, or 5 if --count offers did not all come
+        """,
+        "clients": """
+        Usage: herald clients [--json]
+
+        Lists every connection of the daemon (every node's in cluster mode), one line each:
+        CLIENT USER NAME ADDR TRANSPORT SUBS PENDING_BYTES DROPPED CONNECTED_MS ("-" for no
+        user or name); with --json one object per line. Needs an admin user's --token when
+        auth is on.
+        """,
+        "kick": """
+        Usage: herald kick CLIENT
+
+        Closes connection CLIENT (e.g. c7): it is told "kicked". Prints "kicked CLIENT" and
+        exits 0, or "no connection CLIENT" and exits 7. Needs an admin user's --token when
+        auth is on.
         """,
         "presence": """
         Usage: herald presence CHANNEL [--watch] [--count N] [--timeout S] [--json]
