@@ -17,11 +17,12 @@ extension HeraldClient {
     ///     let sum = try await client.request(Add(a: 1, b: 2), timeout: 0.5)   // Int
     /// - Parameters:
     ///   - request: the request; its type's `channel` must be concrete.
-    ///   - timeout: seconds the daemon waits for a reply (its `timeout_ms`, 0.001 … 3600).
+    ///   - timeout: seconds the daemon waits for a reply (its `timeout_ms`, 0.001 … 3600); nil:
+    ///     `ClientConfiguration.requestTimeout`.
     /// - Returns: the decoded reply.
     /// - Throws: `.noResponders` (at once: nobody listens), `.timeout` (no reply in time),
     ///   `.decoding` (the reply is not a `Reply`), `.badChannel`, `.notConnected`, `.disconnected`, ….
-    public func request<Request: HeraldRequest>(_ request: Request, timeout: Double = 1) async throws(HeraldClientError) -> Request.Reply {
+    public func request<Request: HeraldRequest>(_ request: Request, timeout: Double? = nil) async throws(HeraldClientError) -> Request.Reply {
         try await self.request(request, to: Request.topic, timeout: timeout)
     }
 
@@ -29,10 +30,10 @@ extension HeraldClient {
     /// - Parameters:
     ///   - request: the request.
     ///   - topic: a concrete channel carrying `Request`.
-    ///   - timeout: seconds the daemon waits for a reply.
+    ///   - timeout: seconds the daemon waits for a reply; nil: `ClientConfiguration.requestTimeout`.
     /// - Returns: the decoded reply.
     /// - Throws: `.noResponders`, `.timeout`, `.decoding`, `.badChannel`, `.notConnected`, ….
-    public func request<Request: HeraldRequest>(_ request: Request, to topic: Topic<Request>, timeout: Double = 1) async throws(HeraldClientError) -> Request.Reply {
+    public func request<Request: HeraldRequest>(_ request: Request, to topic: Topic<Request>, timeout: Double? = nil) async throws(HeraldClientError) -> Request.Reply {
         let reply = try await self.request(raw: try RawJSON(encoding: request), to: topic.channel, timeout: timeout)
         do {
             return try (reply.data ?? .null).decode(as: Request.Reply.self)
@@ -51,12 +52,13 @@ extension HeraldClient {
     /// - Parameters:
     ///   - data: the request's data, or nil.
     ///   - channel: a concrete channel.
-    ///   - timeout: seconds the daemon waits for a reply (clamped to 0.001 … 3600).
+    ///   - timeout: seconds the daemon waits for a reply (clamped to 0.001 … 3600); nil:
+    ///     `ClientConfiguration.requestTimeout`.
     /// - Returns: the raw reply and who sent it.
     /// - Throws: `.noResponders`, `.timeout`, the daemon's other errors, `.notConnected`, ….
-    public func request(raw data: RawJSON?, to channel: Channel, timeout: Double = 1) async throws(HeraldClientError) -> RawReply {
+    public func request(raw data: RawJSON?, to channel: Channel, timeout: Double? = nil) async throws(HeraldClientError) -> RawReply {
         let name = try channel.validatedConcrete().name
-        let milliseconds = Self.timeoutMilliseconds(timeout)
+        let milliseconds = Self.timeoutMilliseconds(timeout ?? configuration.requestTimeout)
         do {
             // The daemon times the request out itself and answers `timeout`; the client's own
             // limit only guards against that answer being lost.

@@ -52,6 +52,24 @@ import Testing
         #expect(client.connectionState == .connected)
     }
 
+    /// Without a `timeout`, a request waits `ClientConfiguration.requestTimeout` (issue 38: it
+    /// used to wait 1 s whatever the configuration said). Shown with a configured 2.5 s: the
+    /// daemon's `timeout` cannot come before it, which a 1 s default would.
+    @Test func aRequestWithoutATimeoutWaitsTheConfiguredRequestTimeout() async throws {
+        let daemon = try TestDaemon()
+        let client = HeraldClient(configuration: ClientConfiguration(endpoint: .tcp(host: "127.0.0.1", port: daemon.port),
+                                                                     requestTimeout: 2.5))
+        try await client.connect()
+        defer { client.close() }
+        let silent = try client.subscribe(raw: Add.channel) { _, _ in }
+        try await silent.ready()
+        let started = Date()
+        let error = await thrownError { () async throws(HeraldClientError) in try await client.request(Add(a: 1, b: 1)) }
+        #expect(error == .timeout)
+        #expect(Date().timeIntervalSince(started) >= 2.4, "waited the configured 2.5 s, not 1 s")
+        withExtendedLifetime(silent) {}
+    }
+
     @Test func groupedRespondersShareTheRequests() async throws {
         struct Who: HeraldRequest {
             typealias Reply = String
