@@ -98,6 +98,8 @@ extension Config: Decodable {
         presenceMaxMembers = try reader.integer(.presenceMaxMembers) ?? presenceMaxMembers
         presenceGraceMs = try reader.integer(.presenceGraceMs) ?? presenceGraceMs
         maxInfoBytes = try reader.integer(.maxInfoBytes) ?? maxInfoBytes
+        dedupWindowMs = try reader.integer(.dedupWindowMs) ?? dedupWindowMs
+        maxDedupIDs = try reader.integer(.maxDedupIDs) ?? maxDedupIDs
         maxConnArgsBytes = try reader.integer(.maxConnArgsBytes) ?? maxConnArgsBytes
         maxArgsTotal = try reader.integer(.maxArgsTotal) ?? maxArgsTotal
         maxDeclared = try reader.integer(.maxDeclared) ?? maxDeclared

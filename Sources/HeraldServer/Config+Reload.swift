@@ -29,6 +29,8 @@ extension Config {
         merged.presenceMaxMembers = new.presenceMaxMembers
         merged.presenceGraceMs = new.presenceGraceMs
         merged.maxInfoBytes = new.maxInfoBytes
+        merged.dedupWindowMs = new.dedupWindowMs
+        merged.maxDedupIDs = new.maxDedupIDs
         merged.maxConnArgsBytes = new.maxConnArgsBytes
         merged.maxArgsTotal = new.maxArgsTotal
         merged.maxDeclared = new.maxDeclared

@@ -60,6 +60,10 @@ public struct Config: Equatable, Sendable {
     public var presenceGraceMs: Int = 0
     /// Longest `info` a connection may give at `hello`, in bytes of raw JSON (`max_info_bytes`).
     public var maxInfoBytes: Int = 1_024
+    /// How long a `pub` `id` is remembered per channel (`dedup_window_ms`).
+    public var dedupWindowMs: Int = 120_000
+    /// Most `pub` ids remembered at once, oldest dropped first (`max_dedup_ids`; 0: none).
+    public var maxDedupIDs: Int = 100_000
     /// All `args` of one connection's subscriptions, in bytes (`max_conn_args_bytes`).
     public var maxConnArgsBytes: Int = 1 << 20
     /// All `args` of every subscription in the daemon, in bytes (`max_args_total`).

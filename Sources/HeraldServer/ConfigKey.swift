@@ -38,6 +38,8 @@ enum ConfigKey: String, Sendable, CaseIterable {
     case presenceMaxMembers = "presence_max_members"
     case presenceGraceMs = "presence_grace_ms"
     case maxInfoBytes = "max_info_bytes"
+    case dedupWindowMs = "dedup_window_ms"
+    case maxDedupIDs = "max_dedup_ids"
     case maxConnArgsBytes = "max_conn_args_bytes"
     case maxArgsTotal = "max_args_total"
     case maxDeclared = "max_declared"
@@ -102,6 +104,8 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .presenceMaxMembers: return .integer(1...10_000_000)
         case .presenceGraceMs: return .integer(0...3_600_000)
         case .maxInfoBytes: return .integer(2...65_536)
+        case .dedupWindowMs: return .integer(1...86_400_000)
+        case .maxDedupIDs: return .integer(0...100_000_000)
         case .maxConnArgsBytes: return .integer(2...1 << 30)
         case .maxArgsTotal: return .integer(2...1 << 40)
         case .maxPendingTotal: return .integer(1_048_576...1 << 40)
@@ -151,7 +155,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .history, .historyBytes, .maxValueBytes, .maxListLength, .maxRetainedBytes: return true
         case .maxConnections, .maxSubs, .maxChannels, .maxRequests, .maxSignals, .maxLocks: return true
         case .maxArgsBytes, .maxDeclared, .maxLinks, .maxPendingTotal: return true
-        case .presenceMaxMembers, .presenceGraceMs, .maxInfoBytes: return true
+        case .presenceMaxMembers, .presenceGraceMs, .maxInfoBytes, .dedupWindowMs, .maxDedupIDs: return true
         case .maxConnArgsBytes, .maxArgsTotal: return true
         case .auth, .authTimeoutMs, .authMaxLine: return true
         case .maxUnauthenticated, .authFailLimit, .authFailWindowMs, .authBlockMs, .userLimits: return true

@@ -29,6 +29,8 @@ extension Server {
         tunables.presenceMaxMembers = config.presenceMaxMembers
         tunables.presenceGraceMs = config.presenceGraceMs
         tunables.maxInfoBytes = config.maxInfoBytes
+        tunables.dedupWindowMs = config.dedupWindowMs
+        tunables.maxDedupIDs = config.maxDedupIDs
         tunables.maxConnArgsBytes = config.maxConnArgsBytes
         tunables.maxArgsTotal = config.maxArgsTotal
         tunables.maxDeclared = config.maxDeclared

@@ -27,7 +27,7 @@ public final class RequestScanner {
     /// Per-field spans indexed by `RequestField.rawValue`; meaningful only where `presence` has the bit set.
     let values: UnsafeMutablePointer<ScannedValue>
     /// One bit per `RequestField.rawValue`: set when the last scanned line holds that key.
-    @exclusivity(unchecked) var presence: UInt64 = 0
+    @usableFromInline @exclusivity(unchecked) var presence: UInt64 = 0
     /// The last successfully scanned line; nil before the first scan and after a failed one.
     @exclusivity(unchecked) var line: JSONInput?
     /// Whether each open container is an object (true) or array (false), indexed by depth.
@@ -133,6 +133,13 @@ public final class RequestScanner {
     public func raw(_ field: RequestField) -> UnsafeRawBufferPointer? {
         guard let value = self[field], let line else { return nil }
         return UnsafeRawBufferPointer(start: line.base + value.start, count: value.end - value.start)
+    }
+
+    /// Whether the line holds `field` at all, `null` included: one bit test, inlined, for a
+    /// check on the publish path that must cost nothing when the field is absent.
+    @inlinable
+    public func holds(_ field: RequestField) -> Bool {
+        presence & (1 &<< UInt64(field.rawValue)) != 0
     }
 
     /// Whether `field` holds a non-null value in the last scanned line.

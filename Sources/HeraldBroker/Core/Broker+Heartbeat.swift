@@ -14,6 +14,7 @@ extension Broker {
         fireDeadlines(now: now)
         expireHeldAnswers(now: now)
         tickPresence(now: now)
+        dedup.expire(now: now)
         var overdue: [Session] = []
         let interval = config.heartbeatMs
         for session in sessions.values {

@@ -92,6 +92,8 @@ public final class Broker {
     var reservedChannelCount = 0
     /// The latest time the broker was told, for work that happens without a clock (leaving).
     var lastNow = 0
+    /// `pub` ids seen within `dedup_window_ms` (idempotent publish).
+    var dedup = DedupTable()
     /// Every connection's id in order, so `clients` pages without sorting.
     var sessionOrder = SortedIDs()
     /// Subscriptions on `$presence.…` (`Broker+Presence`): while none exists, a join or a

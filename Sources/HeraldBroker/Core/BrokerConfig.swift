@@ -53,6 +53,10 @@ public struct BrokerConfig: Sendable, Equatable {
     public var presenceGraceMs = 0
     /// Longest `hello` `info`, in bytes of raw JSON (`max_info_bytes`).
     public var maxInfoBytes = 1_024
+    /// How long a `pub` `id` is remembered (`dedup_window_ms`).
+    public var dedupWindowMs = 120_000
+    /// Most `pub` ids remembered at once (`max_dedup_ids`).
+    public var maxDedupIDs = 100_000
     /// All `args` of one connection's subscriptions, in bytes (`max_conn_args_bytes`).
     public var maxConnArgsBytes = 1 << 20
     /// All `args` of every subscription, in bytes (`max_args_total`): with the per-connection

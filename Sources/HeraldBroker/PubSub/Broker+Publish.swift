@@ -7,7 +7,32 @@ extension Broker {
     /// only a cached prefix (`{"event":"CH","sub":"NAME"`) and, when set, `args`, `last`
     /// and `dropped` are added.
     func publish(from session: Session) throws(HeraldError) {
+        if scanner.holds(.id) { return try publishOnce(from: session) }
         try port.publish(self, from: session)
+    }
+
+    /// `pub` with `id`: delivered unless the channel saw that id within `dedup_window_ms`;
+    /// a duplicate's receipt repeats the first one's `seq` and `receivers` with
+    /// `"duplicate":true`.
+    @inline(never)
+    private func publishOnce(from session: Session) throws(HeraldError) {
+        // `"id":null` is no id.
+        guard scanner.isPresent(.id) else { return try port.publish(self, from: session) }
+        if cluster != nil {
+            throw HeraldError(.unavailable, "idempotent publish (pub with id) across cluster nodes is not built yet")
+        }
+        guard scanner[.id]?.kind == .string, let id = try scanner.string(.id), !id.isEmpty, id.count <= 64 else {
+            throw HeraldError(.badField, "field 'id' must be a string of 1 to 64 bytes")
+        }
+        let channel = try publishChannel(for: session)
+        let key = DedupTable.key(channel: channel.name, id: id)
+        if let first = dedup.find(key, now: lastNow) {
+            return answerPublish(session, seq: first.seq, receivers: first.receivers, duplicate: true)
+        }
+        let receivers = publishEvent(on: channel, from: session)
+        dedup.insert(key, DedupTable.Entry(seq: channel.seq, receivers: receivers, expiresAt: lastNow + config.dedupWindowMs),
+                     cap: config.maxDedupIDs)
+        answerPublish(session, seq: channel.seq, receivers: receivers)
     }
 
     /// `pub` on a node alone (`SingleNodePort`).
@@ -23,6 +48,29 @@ extension Broker {
             out.appendInt(channel.seq)
             out.appendRaw(#","receivers":"#)
             out.appendInt(receivers)
+        }
+    }
+
+    /// Gives the request's event the channel's next `seq`, keeps it in history and fans it
+    /// out. - Returns: how many subscriptions it reached.
+    @inline(__always)
+    private func publishEvent(on channel: Channel, from session: Session) -> Int {
+        channel.seq += 1
+        buildSharedParts(seq: channel.seq, from: session, data: scanner.raw(.data))
+        recordHistory(on: channel, from: session)
+        return fanOut(on: channel, from: session)
+    }
+
+    /// The receipt, when the `pub` carried a `rid`.
+    @inline(__always)
+    private func answerPublish(_ session: Session, seq: Int, receivers: Int, duplicate: Bool = false) {
+        guard current.ridRaw != nil else { return }
+        answer(session, .pub) { out in
+            out.appendRaw(#","seq":"#)
+            out.appendInt(seq)
+            out.appendRaw(#","receivers":"#)
+            out.appendInt(receivers)
+            if duplicate { out.appendRaw(#","duplicate":true"#) }
         }
     }
 
