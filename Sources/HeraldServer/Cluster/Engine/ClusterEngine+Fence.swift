@@ -1,11 +1,13 @@
 import CLibUV
 
-/// A mirrored change on its way through the fence: the change and its table.
-struct FencedChange {
-    /// The table it changes.
-    let table: any MirroredTable
-    /// The change.
-    let change: MirrorChange
+/// What waits behind a release's fence: a mirrored change with its table, or an answer that
+/// must see every change heard before it (another node's `locks` query: answered before a
+/// lock queued here is applied, it would list a locked subscription as unlocked).
+enum FencedChange {
+    /// A change of a mirrored table.
+    case change(any MirroredTable, MirrorChange)
+    /// Work to run in its turn.
+    case action(() -> Void)
 }
 
 /// Releases that wait for the data shards (`ShardFence`; docs/cluster.md, "Locks"): with
@@ -23,9 +25,15 @@ extension ClusterEngine {
             if let acknowledge { sendAcknowledgement(acknowledge) }
             return
         }
-        let steps = fence.heard(FencedChange(table: table, change: change), acknowledge: acknowledge,
+        let steps = fence.heard(.change(table, change), acknowledge: acknowledge,
                                 needsFence: needsFence(change), serving: fencedShards, now: uv_hrtime())
         performFence(steps)
+    }
+
+    /// Runs `action` now, or in its turn behind the changes waiting for a fence.
+    func runInOrder(_ action: @escaping () -> Void) {
+        guard fence.isWaiting || !fence.queue.isEmpty else { return action() }
+        performFence(fence.heard(.action(action), acknowledge: nil, needsFence: false, serving: fencedShards, now: uv_hrtime()))
     }
 
     /// A fence came back on `shard`'s link (`FID`).
@@ -68,7 +76,10 @@ extension ClusterEngine {
         for step in steps {
             switch step {
             case .apply(let fenced, let acknowledge):
-                apply(fenced.change, to: fenced.table)
+                switch fenced {
+                case .change(let table, let change): apply(change, to: table)
+                case .action(let action): action()
+                }
                 if let acknowledge { sendAcknowledgement(acknowledge) }
             case .sendFence(let id, let shards):
                 for index in shards {

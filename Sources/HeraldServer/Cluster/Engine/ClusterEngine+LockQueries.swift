@@ -90,8 +90,11 @@ extension ClusterEngine {
         finishLockQuery(query)
     }
 
+    /// Answers the parked call; this node's own lists are read then, after every lock change
+    /// heard before (some may wait behind a shard fence, `runInOrder`).
     private func finishLockQuery(_ query: LockQuery) {
-        deliver(query.call, .array([.array(query.locked.map { .string($0) }), .array(query.unlocked.map { .string($0) }),
-                                    .integer(query.truncated ? 1 : 0)]))
+        let result = RedisReply.array([.array(query.locked.map { .string($0) }), .array(query.unlocked.map { .string($0) }),
+                                       .integer(query.truncated ? 1 : 0)])
+        runInOrder { [unowned self] in deliver(query.call, result) }
     }
 }

@@ -113,8 +113,9 @@ extension ClusterEngine {
     ///
     /// With `include`, only the channels it accepts (one shard came back); each channel's
     /// call goes to its shard.
-    func resumeSeqs(where include: @escaping ([UInt8]) -> Bool = { _ in true }) {
-        let delivered = server.shared.withLock { broker in broker.beginResume(where: include) }
+    func resumeSeqs(points: [(channel: [UInt8], seq: Int, wanted: Bool)]? = nil,
+                    where include: @escaping ([UInt8]) -> Bool = { _ in true }) {
+        let delivered = points ?? server.shared.withLock { broker in broker.beginResume(where: include) }
         var byShard: [[(channel: [UInt8], seq: Int, wanted: Bool)]] = Array(repeating: [], count: shardMap.count)
         for point in delivered { byShard[shard(of: point.channel)].append(point) }
         for (shard, points) in byShard.enumerated() {

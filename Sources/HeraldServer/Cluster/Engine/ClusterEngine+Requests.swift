@@ -87,7 +87,8 @@ extension ClusterEngine {
         case .unheard(let token):
             server.shared.withLock { broker in broker.clusterRequestUnheard(token: token) }
         case .locksQuery(let id, let node, let kind, let user, let channel):
-            answerLockQuery(id: id, node: node, kind: kind, user: user, channel: channel)
+            // After every lock change heard before it (some may wait behind a fence).
+            runInOrder { [unowned self] in answerLockQuery(id: id, node: node, kind: kind, user: user, channel: channel) }
         case .locksAnswer(let id, let node, let truncated, let locked, let unlocked):
             lockQueryAnswered(id: id, from: node, truncated: truncated, locked: locked, unlocked: unlocked)
         }

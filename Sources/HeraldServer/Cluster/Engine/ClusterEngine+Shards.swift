@@ -61,6 +61,7 @@ extension ClusterEngine {
             guard let parts = reply.elements, parts.count == 3, let kind = parts[0].bytes else { return }
             if kind == Array("subscribe".utf8) {
                 shard.isSubscribed = parts[1].bytes == ownChannel
+                holdEvents(of: shard)
                 return shardMayServe(shard)
             }
             guard kind == Array("message".utf8), parts[1].bytes == ownChannel, let payload = parts[2].bytes else { return }
@@ -108,12 +109,25 @@ extension ClusterEngine {
         if shard.wasReady && resumes {
             server.logger.info("cluster: a Redis shard is back", ["shard": shard.index, "redis": shard.address])
             let index = shard.index
-            resumeSeqs { [unowned self] channel in self.shard(of: channel) == index }
+            resumeSeqs(points: shard.pendingResume) { [unowned self] channel in self.shard(of: channel) == index }
+            shard.pendingResume = nil
         } else {
+            // Shard 0 came back too: `registerAgain` resumes every channel.
+            shard.pendingResume = nil
             server.logger.info("cluster: Redis shard ready", ["shard": shard.index, "redis": shard.address])
         }
         shard.wasReady = true
         shard.commands.flush()
+    }
+
+    /// The node channel is subscribed again on a shard that served before: its channels'
+    /// live events are held from now until their `resume` (`DataShard.pendingResume`).
+    private func holdEvents(of shard: DataShard) {
+        guard shard.isSubscribed, shard.wasReady, shard.pendingResume == nil, isReady else { return }
+        let index = shard.index
+        shard.pendingResume = server.shared.withLock { broker in
+            broker.beginResume { [unowned self] channel in self.shard(of: channel) == index }
+        }
     }
 
     /// Shard 0 became ready: the shards already connected start serving too (their

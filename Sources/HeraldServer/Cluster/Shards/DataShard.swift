@@ -28,6 +28,11 @@ final class DataShard {
     var loadingGeneration: Int?
     /// Counts the command link's connections, so an answer from an older one is ignored.
     var generation = 0
+    /// The channels' delivered `seq`s taken when the node channel was subscribed again after
+    /// the shard had served (a restart or a failover): their live events are held from that
+    /// moment, so one that arrives before the shard serves again cannot hide the ones missed
+    /// meanwhile; the `resume` calls go out with these points once it serves.
+    var pendingResume: [(channel: [UInt8], seq: Int, wanted: Bool)]?
 
     /// Whether calls routed here can run: both links up, the scripts loaded, the node
     /// channel subscribed.
