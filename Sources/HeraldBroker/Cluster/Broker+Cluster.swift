@@ -7,18 +7,23 @@ import HeraldWire
 extension Broker {
     /// Cluster mode's `pub`: the same checks, then the event joins the engine's batch.
     /// The receipt (with `rid`) comes when Redis gave the event its `seq`.
-    func publishToCluster(_ cluster: ClusterState, from session: Session) throws(HeraldError) {
+    /// - Parameter dedupID: a `pub`'s `id` (idempotent publish): the shard's script delivers
+    ///   the event only if its channel did not see that id within `dedup_window_ms`.
+    func publishToCluster(_ cluster: ClusterState, from session: Session, dedupID: [UInt8]? = nil) throws(HeraldError) {
         let channel = try publishChannel(for: session)
         let data = scanner.raw(.data).map { Array($0) }
         let receipt = current.ridRaw.map { cluster.newReceipt(session, rid: Array($0)) } ?? 0
         var event = ClusterState.Event(channel: channel.name, from: session.id, data: data, receipt: receipt)
         if session.hasUser { event.user = session.user?.name }
+        event.dedupID = dedupID
         cluster.enqueue(event)
     }
 
     /// Redis gave a receipted event its `seq`: answers the publisher. In cluster mode
     /// `receivers` counts the nodes the event went to (docs/cluster.md, "receipts").
-    public func clusterPublished(receipt: Int, seq: Int, nodes: Int) {
+    /// - Parameter duplicate: the event was not delivered: its channel saw its `id` within
+    ///   the window, and `seq`/`nodes` are the first publish's.
+    public func clusterPublished(receipt: Int, seq: Int, nodes: Int, duplicate: Bool = false) {
         answerReceipt(receipt) { waiting, out in
             out.appendRaw(#"{"ok":"pub","rid":"#)
             out.append(contentsOf: waiting.rid)
@@ -26,6 +31,7 @@ extension Broker {
             out.appendInt(seq)
             out.appendRaw(#","receivers":"#)
             out.appendInt(nodes)
+            if duplicate { out.appendRaw(#","duplicate":true"#) }
             out.appendRaw("}\n")
         }
     }

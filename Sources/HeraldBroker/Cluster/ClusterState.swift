@@ -39,6 +39,9 @@ public final class ClusterState {
         /// With auth, the publishing user's name: the user a new history stream of the
         /// channel is charged to (`user_limits.history_bytes`, docs/cluster.md).
         public var user: String? = nil
+        /// A `pub`'s `id` (idempotent publish): the event is a run of its own, and the
+        /// shard's script drops it when its channel saw the id within `dedup_window_ms`.
+        public var dedupID: [UInt8]? = nil
     }
 
     /// Names one offer of a signal (`ClusterSignalMessage.offer`).

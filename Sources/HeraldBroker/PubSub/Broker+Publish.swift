@@ -18,12 +18,12 @@ extension Broker {
     private func publishOnce(from session: Session) throws(HeraldError) {
         // `"id":null` is no id.
         guard scanner.isPresent(.id) else { return try port.publish(self, from: session) }
-        if cluster != nil {
-            throw HeraldError(.unavailable, "idempotent publish (pub with id) across cluster nodes is not built yet")
-        }
         guard scanner[.id]?.kind == .string, let id = try scanner.string(.id), !id.isEmpty, id.count <= 64 else {
             throw HeraldError(.badField, "field 'id' must be a string of 1 to 64 bytes")
         }
+        // In cluster mode the publish script of the channel's shard remembers the id
+        // (docs/cluster.md, "Idempotent publish"), so it holds across nodes.
+        if let cluster { return try publishToCluster(cluster, from: session, dedupID: id) }
         let channel = try publishChannel(for: session)
         let key = DedupTable.key(channel: channel.name, id: id)
         if let first = dedup.find(key, now: lastNow) {

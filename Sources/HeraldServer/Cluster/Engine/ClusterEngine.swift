@@ -292,14 +292,15 @@ final class ClusterEngine {
             let event = routed.event
             let key = event.keepsHistory ? event.channel : event.channel + [0]
             let run: Int
-            if !routed.groups.isEmpty {
+            if !routed.groups.isEmpty || event.dedupID != nil {
                 run = runs.count
                 runs.append((position, [], []))
             } else if let last = runs.indices.last, events[runs[last].first].groups.isEmpty,
+                      events[runs[last].first].event.dedupID == nil,
                       events[runs[last].first].event.channel == event.channel,
                       events[runs[last].first].event.keepsHistory == event.keepsHistory {
                 run = last
-            } else if let known = runOf[key] {
+            } else if let known = runOf[key], events[runs[known].first].event.dedupID == nil {
                 run = known
             } else {
                 run = runs.count
@@ -313,7 +314,7 @@ final class ClusterEngine {
         // A lone plain run (the common call) goes to the lean script, which answers its last
         // `seq` alone (`ClusterScripts.publishOne`).
         let lone = runs.count == 1 && events[runs[0].first].groups.isEmpty && events[runs[0].first].nodes.count <= 1
-            && events[runs[0].first].event.keepsHistory
+            && events[runs[0].first].event.keepsHistory && events[runs[0].first].event.dedupID == nil
         var arguments: [[UInt8]] = [Array("EVALSHA".utf8), scripts[lone ? "publishOne" : "publish"] ?? [], Array("0".utf8)]
         arguments.reserveCapacity(arguments.count + 4 * runs.count)
         let keepsHistory = scriptParameters.history > 0
@@ -321,7 +322,8 @@ final class ClusterEngine {
             let first = events[run.first]
             arguments.append(first.event.channel)
             arguments.append(Array(String(run.members.count).utf8))
-            arguments.append(ClusterRecord.encodeTargets(first.nodes, groups: first.groups, kept: first.event.keepsHistory))
+            arguments.append(ClusterRecord.encodeTargets(first.nodes, groups: first.groups, kept: first.event.keepsHistory,
+                                                         dedupID: first.event.dedupID))
             if first.event.keepsHistory && keepsHistory {
                 addHistoryBytes(run.records.count + 40 * run.members.count, channel: first.event.channel,
                                 user: run.members.lazy.compactMap { events[$0].event.user }.first)
@@ -378,6 +380,10 @@ final class ClusterEngine {
                     }
                 } else if let failure {
                     broker.clusterPublishFailed(receipt: event.receipt, reason: failure)
+                } else if reached[position] < 0 {
+                    // An idempotent publish its channel had seen: the first one's receipt.
+                    broker.clusterPublished(receipt: event.receipt, seq: seqs[position], nodes: -1 - reached[position],
+                                            duplicate: true)
                 } else {
                     broker.clusterPublished(receipt: event.receipt, seq: seqs[position], nodes: reached[position])
                 }

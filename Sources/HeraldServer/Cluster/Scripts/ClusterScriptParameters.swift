@@ -20,6 +20,10 @@ struct ClusterScriptParameters: Equatable {
     var maxListLength: Int
     /// `max_retained_bytes`.
     var maxRetainedBytes: Int
+    /// `dedup_window_ms`: how long a `pub` `id` is remembered.
+    var dedupWindowMs: Int
+    /// `max_dedup_ids`, this shard's share: most ids remembered at once, oldest dropped first.
+    var maxDedupIDs: Int
 
     /// The parameters of `config` over `shards` Redis primaries: each shard's scripts
     /// bound its share of the data set's figures (`history_bytes` and `max_retained_bytes`
@@ -32,6 +36,8 @@ struct ClusterScriptParameters: Equatable {
         maxValueBytes = config.maxValueBytes
         maxListLength = config.maxListLength
         maxRetainedBytes = Self.share(config.maxRetainedBytes, of: shards)
+        dedupWindowMs = config.dedupWindowMs
+        maxDedupIDs = Self.share(config.maxDedupIDs, of: shards)
     }
 
     /// One shard's share of `figure` (0, no limit, stays 0).
@@ -63,6 +69,7 @@ struct ClusterScriptParameters: Equatable {
         local HIST, STEP, RING, HBYTES = \(history), \(trimStep), \(trimRing), \(historyBytes)
         local MAXVALUE, MAXLEN, MAXRET = \(maxValueBytes), \(maxListLength), \(maxRetainedBytes)
         local OVER = \(ClusterHistoryScripts.streamOverheadBytes)
+        local DWIN, DMAX = \(max(1, dedupWindowMs)), \(maxDedupIDs)
         local f = string.format
 
         """

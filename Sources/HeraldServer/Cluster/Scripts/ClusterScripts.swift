@@ -18,6 +18,12 @@ enum ClusterScripts {
     /// Returns the last `seq` and the number of nodes it went to, per run in order. A call of
     /// one plain run goes to `publishOne` instead.
     ///
+    /// Idempotent publish (docs/cluster.md): a run of one event led by `~LEN:ID` in its
+    /// targets is looked up first in `{p}d:CH\0ID` (`SET … PX dedup_window_ms`); when there,
+    /// it is not published, and its pair is the first one's `seq` and `-1 - nodes`. The ids
+    /// are listed in `{p}dq`, which drops (and deletes) the oldest past this shard's share of
+    /// `max_dedup_ids`.
+    ///
     /// What it costs inside Redis is its contract (docs/benchmarks.md, "Redis instructions per
     /// cluster op"): four `ARGV` per run; per run `HINCRBY` of `seq` and of `cb`, `XADD`,
     /// `PUBLISH`; numbers formatted with `%d` (Lua's own number-to-string goes through
@@ -40,21 +46,33 @@ enum ClusterScripts {
           local ch, count, targets, blob = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
           i = i + 4
           local n, mk = tonumber(count), M .. ch
-          local last = redis.call('HINCRBY', mk, 'seq', count)
-          local msg = f('%d %s\n%s', last, count, blob)
-          local kept, groups = HIST > 0, nil
-          if string.find(targets, '[!|]') then
+          local kept, groups, dk, prev = HIST > 0, nil, nil, nil
+          if string.find(targets, '[!|~]') then
+            if string.byte(targets) == 126 then
+              local colon = string.find(targets, ':', 2, true)
+              local len = tonumber(string.sub(targets, 2, colon - 1))
+              dk = p .. 'd:' .. ch .. '\0' .. string.sub(targets, colon + 1, colon + len)
+              targets = string.sub(targets, colon + len + 1)
+              prev = redis.call('GET', dk)
+            end
             if string.byte(targets) == 33 then kept, targets = false, string.sub(targets, 2) end
             local bar = string.find(targets, '|', 1, true)
             if bar then groups, targets = string.sub(targets, bar + 1), string.sub(targets, 1, bar - 1) end
           end
+          local last, reached
+          if prev then
+            local space = string.find(prev, ' ', 1, true)
+            last, reached = tonumber(string.sub(prev, 1, space - 1)), -1 - tonumber(string.sub(prev, space + 1))
+          else
+          last = redis.call('HINCRBY', mk, 'seq', count)
+          local msg = f('%d %s\n%s', last, count, blob)
           if kept then
             local bytes = #blob + 40 * n
             local cum = redis.call('HINCRBY', mk, 'cb', f('%d', bytes))
 
         """# + ClusterHistoryScripts.keep(ch: "ch", mk: "mk", last: "last", n: "n", msg: "msg", cum: "cum", bytes: "bytes") + #"""
           end
-          local reached = 0
+          reached = 0
           if groups then
             if route == nil then route, framed = routing() end
             local nodes, picked, plain = route(targets, groups)
@@ -71,6 +89,11 @@ enum ClusterScripts {
               add(targets, msg)
               reached = 1
             end
+          end
+          if dk and DMAX > 0 then
+            redis.call('SET', dk, f('%d %d', last, reached), 'PX', DWIN)
+            if redis.call('LPUSH', p .. 'dq', dk) > DMAX then redis.call('DEL', redis.call('RPOP', p .. 'dq')) end
+          end
           end
           k = k + 1
           results[2 * k - 1] = last

@@ -108,9 +108,16 @@ struct ClusterRecord: Equatable {
 
     /// A run's targets as the `publish` and `state` scripts read them: `!` first when it is
     /// not kept in history, the node indexes comma-separated, then `|` and the groups
-    /// (`encodeGroups`) when it matches any.
-    static func encodeTargets(_ nodes: [Int], groups: [[UInt8]], kept: Bool) -> [UInt8] {
+    /// (`encodeGroups`) when it matches any; led by `~LEN:ID` for an idempotent publish
+    /// (`publish` only).
+    static func encodeTargets(_ nodes: [Int], groups: [[UInt8]], kept: Bool, dedupID: [UInt8]? = nil) -> [UInt8] {
         var out: [UInt8] = []
+        if let dedupID {
+            out.append(UInt8(ascii: "~"))
+            out.appendInt(dedupID.count)
+            out.append(UInt8(ascii: ":"))
+            out += dedupID
+        }
         if !kept { out.append(UInt8(ascii: "!")) }
         for (position, node) in nodes.enumerated() {
             if position > 0 { out.append(UInt8(ascii: ",")) }
