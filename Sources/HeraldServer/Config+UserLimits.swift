@@ -15,7 +15,8 @@ extension ConfigFileReader {
     private static var limitKeys: [(String, WritableKeyPath<UserLimits, Int>)] {
         [("connections", \.connections), ("subscriptions", \.subscriptions), ("channels", \.channels),
          ("retained_bytes", \.retainedBytes), ("history_bytes", \.historyBytes), ("pending_bytes", \.pendingBytes),
-         ("args_bytes", \.argsBytes)]
+         ("args_bytes", \.argsBytes), ("pub_per_s", \.pubPerS), ("bytes_in_per_s", \.bytesInPerS),
+         ("ops_per_s", \.opsPerS)]
     }
 
     /// The top-level `user_limits` over the protocol's defaults, or nil when absent.
@@ -36,7 +37,7 @@ extension ConfigFileReader {
         let here = place + "." + name
         guard let section = try? object.nestedContainer(keyedBy: ConfigCodingKey.self, forKey: key) else {
             throw problem(here, "expected an object of limits { connections?, subscriptions?, channels?, "
-                + "retained_bytes?, history_bytes?, pending_bytes?, args_bytes? }")
+                + "retained_bytes?, history_bytes?, pending_bytes?, args_bytes?, pub_per_s?, bytes_in_per_s?, ops_per_s? }")
         }
         return try limits(section, at: here, over: base)
     }

@@ -24,6 +24,9 @@ extension Connection {
         /// The node's liveness is in doubt: hold everything until the engine knows
         /// (`Connection+Doubt`).
         case doubt
+        /// Its user's rate limits say wait this many ms: hold the rest, stop reading
+        /// (`Connection+Throttle`).
+        case throttle(Int)
     }
 
     /// Under the broker lock, after framing: what the connection must do next.
@@ -35,6 +38,8 @@ extension Connection {
         // Behind pipelined state ops (`Broker.mayPipeline`) it reads on: what comes next is
         // framed as it arrives, and held from the first line that may not go on.
         if session.isParked && (heldLeft || !broker.mayPipelineMore(session)) { return .wait }
+        let rateWait = rateWaitMs(broker)
+        if rateWait > 0 { return .throttle(rateWait) }
         return heldLeft ? .yield : .read
     }
 
@@ -65,6 +70,9 @@ extension Connection {
         case .doubt:
             hold()
             worker.heldForDoubt(self)
+        case .throttle(let ms):
+            hold()
+            worker.throttled.hold(self, ms: ms)
         case .stop:
             uv_read_stop(stream)
         }
@@ -114,7 +122,7 @@ extension Connection {
     }
 
     /// Under the broker lock: frames the held bytes as if just read.
-    private func frameHeld(_ broker: Broker, now: Int) -> AfterLines {
+    func frameHeld(_ broker: Broker, now: Int) -> AfterLines {
         let start = heldStart
         let consumed = held.withUnsafeBytes { all in
             frameLines(UnsafeRawBufferPointer(rebasing: all[start...]), broker: broker, now: now)

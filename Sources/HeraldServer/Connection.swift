@@ -236,6 +236,7 @@ final class Connection {
         let consumed = framer.feed(bytes, limit: { broker.lineLimit(for: session) },
                                    pausingBefore: { rest in
                                        (session.isParked && !broker.mayPipeline(rest, for: session)) || hasSpentBudget()
+                                           || mustWaitForRate(broker, now: now)
                                    }) { framed in
             switch framed {
             case .line(let line): broker.handleLine(line, from: session, now: now)
@@ -420,6 +421,7 @@ final class Connection {
         if closeReason == nil { closeReason = reason }
         stopHandshakeTimer()
         worker.largeBuffers.forget(self)
+        worker.throttled.forget(self)
         worker.connectionClosed(self)
         uv_read_stop(stream)
         uv_close(handlePointer) { handle in

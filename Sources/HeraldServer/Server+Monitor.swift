@@ -26,12 +26,14 @@ extension Server {
     /// The figures for one `/varz` or `/metrics` answer: one hold of the broker lock.
     func monitorSnapshot() -> MonitorSnapshot {
         let now = main.now
-        let (figures, stopping, full) = shared.withLock { broker in
-            (broker.statsFigures(now: now), isStopping, broker.dataFolderFault != nil)
+        let (figures, stopping, full, throttled) = shared.withLock { broker in
+            (broker.statsFigures(now: now), isStopping, broker.dataFolderFault != nil, broker.throttledTimes())
         }
-        return MonitorSnapshot(version: Version.current, isStopping: stopping,
-                               figures: figures + (clusterEngine?.monitorFigures() ?? []),
-                               process: ProcessFigures.read(), wallClockMs: wallClockMilliseconds(),
-                               isDataFolderFull: full)
+        var snapshot = MonitorSnapshot(version: Version.current, isStopping: stopping,
+                                       figures: figures + (clusterEngine?.monitorFigures() ?? []),
+                                       process: ProcessFigures.read(), wallClockMs: wallClockMilliseconds(),
+                                       isDataFolderFull: full)
+        snapshot.throttledMsByUser = Dictionary(throttled.map { ($0.user, $0.ms) }, uniquingKeysWith: max)
+        return snapshot
     }
 }

@@ -102,6 +102,8 @@ final class Worker: @unchecked Sendable {
     private var hasTeardown = false
     /// Large write buffers kept while their connections stream.
     private(set) lazy var largeBuffers = LargeBufferKeeper(worker: self)
+    /// Connections waiting for their user's rate limits (`Connection+Throttle`).
+    private(set) lazy var throttled = ThrottleKeeper(worker: self)
     private let inbox: UnsafeMutablePointer<uv_async_t>
     private let inboxMutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private var pending: [Message] = []
@@ -390,6 +392,7 @@ final class Worker: @unchecked Sendable {
         for connection in Array(connections.values) { connection.close() }
         server.closeLoopHandles(of: self)
         largeBuffers.close()
+        throttled.close()
         yieldedConnections.removeAll()
         uv_close(UnsafeMutableRawPointer(yieldIdle).assumingMemoryBound(to: uv_handle_t.self)) { handle in
             UnsafeMutableRawPointer(handle)?.deallocate()

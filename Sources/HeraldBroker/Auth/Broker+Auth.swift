@@ -333,6 +333,7 @@ extension Broker {
     private func adopt(_ user: AuthUser, token: [UInt8], for session: Session) {
         session.user = user
         session.presentedToken = token
+        attachRate(to: session, user: user)
         if !session.isAuthenticated {
             session.isAuthenticated = true
             deadlines.cancel(kind: .auth, id: session.id)

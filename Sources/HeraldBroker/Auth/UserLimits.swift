@@ -22,6 +22,13 @@ public struct UserLimits: Sendable, Equatable {
     public var pendingBytes: Int
     /// Bytes of `args` of its subscriptions (`args_bytes`).
     public var argsBytes: Int = 16 << 20
+    /// `pub`s a second across its connections (`pub_per_s`; 0: no limit): past it their
+    /// reads pause (`UserRate`).
+    public var pubPerS = 0
+    /// Bytes read a second across its connections (`bytes_in_per_s`; 0: no limit).
+    public var bytesInPerS = 0
+    /// Lines (ops of any kind) a second across its connections (`ops_per_s`; 0: no limit).
+    public var opsPerS = 0
 
     /// Creates limits; the defaults are the protocol's.
     public init(connections: Int = 1_000, subscriptions: Int = 1_000_000, channels: Int = 1_000_000,

@@ -13,6 +13,7 @@ extension Broker {
         guard !session.closeAfterFlush else { return }
         stats.msgsIn += 1
         lastNow = now
+        chargeRate(line: line.count, of: session, now: now)
         current = RequestContext()
         defer { current = RequestContext() }
         do throws(HeraldError) {

@@ -153,6 +153,8 @@ public final class Broker {
     var argsBytesTotal = 0
     /// Per-user accounts for `UserLimits`, by user name (auth on only).
     var accounts: [String: UserAccount] = [:]
+    /// Rate limits per user with any (`Broker+Rates`), kept for their `/metrics` counter.
+    var rates: [String: UserRate] = [:]
     /// Which account holds each channel's retained state (`user_limits.retained_bytes`).
     var retainedHolders = RetainedHolders()
     /// Failed hellos, verified tokens, connections still to authenticate (`Broker+Auth`).

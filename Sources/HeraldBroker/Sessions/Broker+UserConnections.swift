@@ -35,6 +35,7 @@ extension Broker {
     /// Takes a connection's charge, and that of its live subscriptions, off its account (it
     /// left, authenticated as another user, or auth was turned off).
     func releaseConnection(of session: Session) {
+        session.rate = nil
         guard let account = session.account else { return }
         session.account = nil
         account.connections -= 1

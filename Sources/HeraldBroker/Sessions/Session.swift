@@ -117,6 +117,12 @@ public final class Session {
     var followsVerification = false
     /// The user account its connection is charged to (`UserLimits.connections`).
     var account: UserAccount?
+    /// Its user's rate limits (`Broker+Rates`); nil when the user has none.
+    var rate: UserRate? {
+        didSet { isRateLimited = rate != nil }
+    }
+    /// `rate != nil`, kept as a flag: tested for every line.
+    public private(set) var isRateLimited = false
 
     init(id: ConnectionID, now: Int) {
         self.id = id

@@ -113,8 +113,24 @@ enum MetricsRenderer {
             header(&out, metric.name, metric.kind, metric.help)
             sample(&out, metric.name, decimal(figure.value, divisor: metric.divisor))
         }
+        renderThrottled(snapshot.throttledMsByUser, into: &out)
         if let process = snapshot.process { renderProcess(process, snapshot: snapshot, into: &out) }
         return out
+    }
+
+    /// `herald_user_throttled_seconds_total{user="…"}`: per user with rate limits, how long
+    /// its connections' reads were paused for them (each second once, however many waited).
+    private static func renderThrottled(_ byUser: [String: Int], into out: inout [UInt8]) {
+        guard !byUser.isEmpty else { return }
+        header(&out, "herald_user_throttled_seconds_total", .counter,
+               "Time a user's connections were paused by its rate limits (pub_per_s, bytes_in_per_s, ops_per_s).")
+        for (user, ms) in byUser.sorted(by: { $0.key < $1.key }) {
+            out.append(contentsOf: "herald_user_throttled_seconds_total{user=\"".utf8)
+            out.append(contentsOf: escapedLabelValue(user))
+            out.append(contentsOf: "\"} ".utf8)
+            out.append(contentsOf: decimal(ms, divisor: 1000).utf8)
+            out.append(10)
+        }
     }
 
     /// The standard `process_*` metrics of the Prometheus client libraries, so existing

@@ -17,6 +17,8 @@ struct MonitorSnapshot: Sendable, Equatable {
     var wallClockMs: Int
     /// Whether the data folder cannot take state changes now (a full disk).
     var isDataFolderFull = false
+    /// Per user with rate limits, the ms its connections were held for them.
+    var throttledMsByUser: [String: Int] = [:]
 
     /// The value of the figure `name`, or nil.
     func figure(_ name: String) -> Int? {
