@@ -129,6 +129,10 @@ public final class ClusterState {
             case lease
             /// `ClusterLeaseScripts.unlease`: gives part of a grant back (fire and forget).
             case unlease
+            /// `ClusterRateScripts.share`: this node's connections per rate-limited user
+            /// (arguments: node, then `USER COUNT` pairs); the engine hands the totals to
+            /// `Broker.setRateShare` (`Broker+Rates`).
+            case rateShare
             /// `ClusterPresenceScripts.record`: this node's roster members, for their leaves
             /// when it dies (arguments: node, then `+ FIELD JSON` / `- FIELD`; fire and forget).
             case presenceRecord

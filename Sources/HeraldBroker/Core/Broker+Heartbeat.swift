@@ -42,6 +42,7 @@ extension Broker {
         }
         enforcePendingPerUser()
         giveBackIdleLeases(now: now)
+        shareRatesIfDue(now: now)
         recountPending()
         sweepTombstones(isOverBudget: isOverBudget)
         sweepChannelRecords(isOverBudget: isOverBudget)

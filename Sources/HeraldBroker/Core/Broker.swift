@@ -155,6 +155,8 @@ public final class Broker {
     var accounts: [String: UserAccount] = [:]
     /// Rate limits per user with any (`Broker+Rates`), kept for their `/metrics` counter.
     var rates: [String: UserRate] = [:]
+    /// When the rate-limited users' connections were last told to Redis (cluster mode).
+    var lastRateShare = Int.min / 2
     /// Which account holds each channel's retained state (`user_limits.retained_bytes`).
     var retainedHolders = RetainedHolders()
     /// Failed hellos, verified tokens, connections still to authenticate (`Broker+Auth`).

@@ -45,12 +45,21 @@ extension Broker {
         rates.values.map { ($0.name, $0.heldMs) }.sorted { $0.user < $1.user }
     }
 
-    /// Cluster mode: the users with rates that have connections here, and how many.
-    public func rateLimitedConnections() -> [(user: String, connections: Int)] {
-        rates.keys.sorted().compactMap { name in
-            guard let count = accounts[name]?.connections, count > 0 else { return nil }
-            return (name, count)
+    /// Cluster mode, from the tick: once a second, tells Redis how many connections each
+    /// rate-limited user has here (a user that had some last time and has none now says 0
+    /// once), so every node hears the totals (`ClusterRateScripts.share`).
+    func shareRatesIfDue(now: Int) {
+        guard let cluster, !rates.isEmpty, now - lastRateShare >= 1_000 else { return }
+        lastRateShare = now
+        var arguments: [[UInt8]] = [Array(String(cluster.nodeIndex).utf8)]
+        for (name, rate) in rates {
+            let count = accounts[name]?.connections ?? 0
+            guard count > 0 || rate.reportedConnections > 0 else { continue }
+            rate.reportedConnections = count
+            arguments += [Array(name.utf8), Array(String(count).utf8)]
         }
+        guard arguments.count > 1 else { return }
+        cluster.send(.rateShare, arguments: arguments)
     }
 
     /// Cluster mode: this node's share of `user`'s rates is `local` of its `total`

@@ -22,6 +22,8 @@ final class UserRate {
     /// Milliseconds the user's connections were held, counted once per millisecond however
     /// many of them waited in it.
     private(set) var heldMs = 0
+    /// Cluster mode: the connection count this node last told Redis (`Broker+Rates`).
+    var reportedConnections = 0
 
     /// Rates for `limits` (which should have at least one).
     init(name: String, limits: UserLimits, now: Int) {

@@ -21,7 +21,7 @@ extension ClusterEngine {
             ("handlerSnapshot", ClusterHandlerScripts.snapshot), ("handlerResync", ClusterHandlerScripts.resync),
             ("resume", ClusterStateScripts.resume), ("instanceResync", ClusterInstanceScripts.resync),
             ("lease", ClusterLeaseScripts.lease), ("unlease", ClusterLeaseScripts.unlease),
-            ("leaseResync", ClusterLeaseScripts.resync),
+            ("leaseResync", ClusterLeaseScripts.resync), ("rateShare", ClusterRateScripts.share),
             ("presenceRecord", ClusterPresenceScripts.record), ("presenceTake", ClusterPresenceScripts.take),
             ("collect", ClusterCollectScripts.collect), ("forget", ClusterCollectScripts.forget),
             ("groupLayout", ClusterGroupScripts.groupLayout), ("clearOnShard", ClusterInstanceScripts.clearOnShard),
@@ -42,6 +42,7 @@ extension ClusterEngine {
             return
         }
         if call.script == .locksQuery { return gatherLocks(call) }
+        if call.script == .rateShare { return shareRates(call) }
         if call.script == .answer {
             // An answer made at once, in its turn behind pipelined state ops: the reply to a
             // PING on the same link comes after theirs.
