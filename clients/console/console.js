@@ -8,7 +8,7 @@ import { connect } from '/herald.mjs';
 
 const $ = (id) => document.getElementById(id);
 const COLORS = ['#2d6cdf', '#e07b22', '#1e8e4e', '#8e44ad', '#c0392b', '#16a2b8'];
-const SAMPLES = 120;
+const SAMPLES = 60;
 const PAGE = 50;
 
 const state = {
@@ -227,7 +227,7 @@ function drawChart(canvas, series, dashed = []) {
 
 function niceMax(value) {
   const power = 10 ** Math.floor(Math.log10(value));
-  for (const step of [1, 2, 2.5, 5, 10]) if (value <= step * power) return step * power;
+  for (const step of [1, 2, 4, 8, 10]) if (value <= step * power) return step * power;
   return 10 * power;
 }
 

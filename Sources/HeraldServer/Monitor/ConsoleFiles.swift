@@ -48,7 +48,7 @@ enum ConsoleFiles {
       <figure class="card"><figcaption>Connections</figcaption><canvas id="chart-connections" width="520" height="170"></canvas></figure>
       <figure class="card"><figcaption>Messages in / s</figcaption><canvas id="chart-in" width="520" height="170"></canvas></figure>
       <figure class="card"><figcaption>Messages out / s</figcaption><canvas id="chart-out" width="520" height="170"></canvas></figure>
-      <figure class="card"><figcaption>Slow consumers and dropped events (totals)</figcaption><canvas id="chart-slow" width="520" height="170"></canvas></figure>
+      <figure class="card"><figcaption>Slow consumers and dropped events (totals; dashed: dropped)</figcaption><canvas id="chart-slow" width="520" height="170"></canvas></figure>
     </div>
     <div id="legend" class="legend"></div>
   </section>
@@ -191,7 +191,7 @@ import { connect } from '/herald.mjs';
 
 const $ = (id) => document.getElementById(id);
 const COLORS = ['#2d6cdf', '#e07b22', '#1e8e4e', '#8e44ad', '#c0392b', '#16a2b8'];
-const SAMPLES = 120;
+const SAMPLES = 60;
 const PAGE = 50;
 
 const state = {
@@ -410,7 +410,7 @@ function drawChart(canvas, series, dashed = []) {
 
 function niceMax(value) {
   const power = 10 ** Math.floor(Math.log10(value));
-  for (const step of [1, 2, 2.5, 5, 10]) if (value <= step * power) return step * power;
+  for (const step of [1, 2, 4, 8, 10]) if (value <= step * power) return step * power;
   return 10 * power;
 }
 
