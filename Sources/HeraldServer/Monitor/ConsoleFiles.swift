@@ -82,6 +82,7 @@ enum ConsoleFiles {
             <dt>subscribers</dt><dd id="channel-subs">–</dd>
             <dt>presence</dt><dd id="channel-presence">–</dd>
             <dt>locks</dt><dd id="channel-locks">–</dd>
+            <dt>handlers</dt><dd id="channel-handlers">–</dd>
             <dt>owner / link</dt><dd id="channel-owner">–</dd>
           </dl>
           <form id="publish" class="row">
@@ -184,7 +185,7 @@ code { font-family: ui-monospace, monospace; }
 // The Herald console (issue 37): a page the monitor port serves at `/`, a client of the
 // daemon like any other. It speaks the protocol over each node's WebSocket listener with
 // the JavaScript client (served by the monitor at /herald.mjs), as an admin user: `stats`
-// per node for the overview, `channels`/`get`/`presence`/`locks`/`sub since` for a channel,
+// per node for the overview, `channels`/`get`/`presence`/`locks`/`handlers`/`sub since` for a channel,
 // `clients`/`kick` for the connections. Vanilla JS, charts drawn on canvas; no network
 // but the daemon's own listeners.
 import { connect } from '/herald.mjs';
@@ -508,11 +509,12 @@ async function refreshChannelFacts() {
   if (!name) return null;
   const client = primary();
   const ask = (promise) => promise.then((value) => value, (error) => ({ error }));
-  const [listing, value, presence, locks] = await Promise.all([
+  const [listing, value, presence, locks, handlers] = await Promise.all([
     ask(client.call('channels', { ch: name, limit: 1 })),
     ask(client.get(name)),
     ask(client.presence(name)),
     ask(client.call('locks', { ch: name })),
+    ask(client.call('handlers', { ch: name })),
   ]);
   if (state.channel?.name !== name) return null;
   const row = listing.channels?.find((entry) => entry.ch === name) ?? null;
@@ -525,6 +527,8 @@ async function refreshChannelFacts() {
       ? ': ' + presence.members.map((m) => m.user ? `${m.client} (${m.user})` : m.client).join(', ') : '');
   $('channel-locks').textContent = locks.error ? problem(locks)
     : `locked: ${locks.locked.length ? locks.locked.join(', ') : 'none'} · unlocked: ${locks.unlocked.length ? locks.unlocked.join(', ') : 'none'}`;
+  $('channel-handlers').textContent = handlers.error ? problem(handlers)
+    : handlers.handlers.length ? handlers.handlers.join(', ') + ' (in the order a signal asks them)' : 'none';
   $('channel-owner').textContent = row ? `${row.owner ?? 'no owner'} · ${row.link ? 'linked to ' + row.link : 'no link'}` : '–';
   return row;
 }
