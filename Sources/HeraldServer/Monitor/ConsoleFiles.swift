@@ -462,16 +462,20 @@ async function searchChannels(fromStart) {
   page.next = next;
   $('channel-rows').dataset.loaded = '1';
   $('channel-rows').replaceChildren(...rows.map((row) => {
-    const tr = el('tr', { 'data-channel': row.ch },
-      el('td', { text: row.ch }), el('td', { text: String(row.subs) }), el('td', { text: String(row.seq) }),
-      el('td', { text: row.has_value ? 'value' : '' }), el('td', { text: row.owner ?? '' }),
-      el('td', { text: row.link ?? '' }));
+    const tr = el('tr', { 'data-channel': row.ch }, ...channelCells(row));
     if (state.channel?.name === row.ch) tr.classList.add('selected');
     tr.addEventListener('click', () => openChannel(row.ch));
     return tr;
   }));
   $('channel-count').textContent = `page ${page.index + 1}: ${rows.length} channel${rows.length === 1 ? '' : 's'}`;
   $('channel-next').disabled = !next;
+}
+
+/** The cells of a channel's row in the list. */
+function channelCells(row) {
+  return [el('td', { text: row.ch }), el('td', { text: String(row.subs) }), el('td', { text: String(row.seq) }),
+    el('td', { text: row.has_value ? 'value' : '' }), el('td', { text: row.owner ?? '' }),
+    el('td', { text: row.link ?? '' })];
 }
 
 async function openChannel(name) {
@@ -518,6 +522,9 @@ async function refreshChannelFacts() {
   ]);
   if (state.channel?.name !== name) return null;
   const row = listing.channels?.find((entry) => entry.ch === name) ?? null;
+  // The list's row says what the channel view says.
+  const listed = [...document.querySelectorAll('#channel-rows tr')].find((tr) => tr.dataset.channel === name);
+  if (row && listed) listed.replaceChildren(...channelCells(row));
   const problem = (answer) => `${answer.error.code}: ${answer.error.message}`;
   $('channel-value').textContent = value.error ? problem(value) : JSON.stringify(value.value);
   $('channel-rev').textContent = value.error ? '–' : String(value.rev);
