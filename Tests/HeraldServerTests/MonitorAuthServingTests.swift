@@ -73,6 +73,41 @@ import Glibc
         #expect(result.output.contains("monitor_auth"), "\(result.output)")
     }
 
+    @Test func sighupTurnsTheLockOnAndOffAndRefusesAFileWithoutAnAdmin() throws {
+        let daemon = try DaemonProcess(config: Self.users())
+        let port = try daemon.monitorPort()
+        let file = daemon.directory.appendingPathComponent("heraldd.json5")
+        func reload(_ body: String, until log: String) throws {
+            try ("{" + body + "}").write(to: file, atomically: true, encoding: .utf8)
+            let seen = daemon.log.filter { $0.contains(log) }.count
+            daemon.signal(SIGHUP)
+            let deadline = Date().addingTimeInterval(10)
+            while daemon.log.filter({ $0.contains(log) }).count == seen && Date() < deadline { usleep(20_000) }
+        }
+        #expect(try get("/varz", port, nil).status == 401)
+        try reload(Self.users().replacingOccurrences(of: "monitor_auth: true", with: "monitor_auth: false"), until: "reloaded")
+        #expect(try get("/varz", port, nil).status == 200, "live: the lock is off")
+        try reload(#"monitor_port: 0, monitor_auth: true, auth: { users: [ { name: "app", token: "app-token" } ] }"#,
+                   until: "reload failed")
+        #expect(daemon.log.contains { $0.contains("reload failed") && $0.contains("monitor_auth") })
+        #expect(try get("/varz", port, nil).status == 200, "the running configuration stays")
+        try reload(Self.users(), until: "reloaded")
+        #expect(try get("/varz", port, nil).status == 401, "and on again")
+    }
+
+    @Test func basicCredentialsParseAsRFC7617SaysAndNothingElse() {
+        let encoded = Data("ops:to:ken".utf8).base64EncodedString()
+        #expect(BasicCredentials(authorization: "Basic " + encoded) == BasicCredentials(authorization: "bAsIc  " + encoded))
+        let parsed = BasicCredentials(authorization: "Basic " + encoded)
+        #expect(parsed?.user == "ops" && parsed?.token == Array("to:ken".utf8), "the token keeps its colons")
+        #expect(BasicCredentials(authorization: "Basic " + Data(":t".utf8).base64EncodedString())?.user == "")
+        #expect(BasicCredentials(authorization: nil) == nil)
+        #expect(BasicCredentials(authorization: "Bearer " + encoded) == nil)
+        #expect(BasicCredentials(authorization: "Basic") == nil)
+        #expect(BasicCredentials(authorization: "Basic %%%") == nil)
+        #expect(BasicCredentials(authorization: "Basic " + Data("no-colon".utf8).base64EncodedString()) == nil)
+    }
+
     @Test func monitorFailuresCountAgainstHelloAndHelloFailuresAgainstTheMonitor() throws {
         let daemon = try DaemonProcess(config: Self.users(failLimit: 3))
         let port = try daemon.monitorPort()
