@@ -60,6 +60,7 @@ SCENARIOS = {
         b'{"op":"sub","ch":"room","sub":"h","handle":true}', slot(0),
         b'{"op":"presence","ch":"room","rid":1}', b'{"op":"presence","ch":"room","limit":1,"after":"c1","count_only":true}',
         b'{"op":"presence","ch":"room.*"}', b'{"op":"clients","limit":1,"rid":2}', b'{"op":"clients","after":"c1"}',
+        b'{"op":"handlers","ch":"room","rid":4}', b'{"op":"handlers","ch":"room.*"}', b'{"op":"handlers"}',
         b'{"op":"kick","client":"c2","rid":3}', b'{"op":"kick","client":"c99"}', b'{"op":"kick","client":"x"}',
         slot(1), b'{"op":"unsub","sub":"r"}', HANG_UP],
     "history-since": [
@@ -248,7 +249,8 @@ KEYWORDS = ["op", "rid", "ch", "sub", "data", "name", "echo", "once", "max", "gr
             "declare", "signal", "handled", "callback", "link", "unlink", "set", "get", "del",
             "touch", "append", "assign", "splice", "stats", "channels", "pass", "stop",
             "token", "limit", "after", "next", "truncated", "owned", "cancel", "of",
-            "presence", "count_only", "info", "instance", "clients", "kick", "client", "$presence."]
+            "presence", "count_only", "info", "instance", "clients", "kick", "client", "$presence.",
+            "handlers"]
 
 
 def write_dictionary(path):

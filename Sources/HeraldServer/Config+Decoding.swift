@@ -57,6 +57,10 @@ extension Config: Decodable {
         try readTLS(reader)
         try readWebSocket(reader)
         if let problem = historyProblem(memory: Config.physicalMemory) { throw problem }
+        if monitorAuth && !authUsers.contains(where: \.isAdmin) {
+            throw ConfigProblem(description: "\"monitor_auth\": true needs a user with admin: true in auth.users "
+                + "(the monitor would let no one in)")
+        }
     }
 
     /// Keys fixed at start-up: where to listen, where to store, how many threads.
@@ -93,6 +97,7 @@ extension Config: Decodable {
         maxRequests = try reader.integer(.maxRequests) ?? maxRequests
         maxSignals = try reader.integer(.maxSignals) ?? maxSignals
         monitorTimeoutMs = try reader.integer(.monitorTimeoutMs) ?? monitorTimeoutMs
+        monitorAuth = try reader.boolean(.monitorAuth) ?? monitorAuth
         maxLocks = try reader.integer(.maxLocks) ?? maxLocks
         maxArgsBytes = try reader.integer(.maxArgsBytes) ?? maxArgsBytes
         presenceMaxMembers = try reader.integer(.presenceMaxMembers) ?? presenceMaxMembers

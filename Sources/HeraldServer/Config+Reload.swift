@@ -24,6 +24,7 @@ extension Config {
         merged.maxRequests = new.maxRequests
         merged.maxSignals = new.maxSignals
         merged.monitorTimeoutMs = new.monitorTimeoutMs
+        merged.monitorAuth = new.monitorAuth
         merged.maxLocks = new.maxLocks
         merged.maxArgsBytes = new.maxArgsBytes
         merged.presenceMaxMembers = new.presenceMaxMembers

@@ -110,6 +110,9 @@ public struct Config: Equatable, Sendable {
     public var monitorHost: String = "127.0.0.1"
     /// Milliseconds an HTTP client has to send its request and take the answer (`monitor_timeout_ms`).
     public var monitorTimeoutMs: Int = 5_000
+    /// Whether every monitor path but `/healthz` needs HTTP Basic credentials of a user with
+    /// `admin: true` (`monitor_auth`, issue 37); a config turning it on without one is refused.
+    public var monitorAuth: Bool = false
     /// Port of the WebSocket listener (`ws_port`, issue 34), or `nil` for none; `0` lets the
     /// OS pick one. It listens on `host`.
     public var wsPort: Int? = nil

@@ -34,6 +34,15 @@ struct ConfigFileReader {
         return value
     }
 
+    /// The boolean at `key`, or `nil` when the key is absent.
+    func boolean(_ key: ConfigKey) throws(ConfigProblem) -> Bool? {
+        guard try isPresent(key) else { return nil }
+        guard let value = try? container.decode(Bool.self, forKey: ConfigCodingKey(key)) else {
+            throw .badValue(key, found: foundDescription(key))
+        }
+        return value
+    }
+
     /// The enum case spelled at `key`, or `nil` when the key is absent.
     func choice<Choice: RawRepresentable<String>>(_ key: ConfigKey, as type: Choice.Type) throws(ConfigProblem) -> Choice? {
         guard let spelling = try string(key) else { return nil }

@@ -29,6 +29,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
     case monitorPort = "monitor_port"
     case monitorHost = "monitor_host"
     case monitorTimeoutMs = "monitor_timeout_ms"
+    case monitorAuth = "monitor_auth"
     case tlsPort = "tls_port"
     case tlsHost = "tls_host"
     case tlsCert = "tls_cert"
@@ -96,6 +97,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .monitorPort: return .integer(0...65535)
         case .monitorHost: return .text(maxBytes: nil)
         case .monitorTimeoutMs: return .integer(100...600_000)
+        case .monitorAuth: return .boolean
         case .tlsPort, .wsPort, .wssPort: return .integer(0...65535)
         case .wsOrigins: return .section("a list of exact origins (\"https://app.example.com\") or \"*\"")
         case .tlsHost, .tlsCert, .tlsKey: return .text(maxBytes: nil)
@@ -145,6 +147,8 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .host, .port, .unix, .unixMode, .dataDir, .workers, .fsync, .compactMinBytes: return false
         case .monitorPort, .monitorHost: return false
         case .monitorTimeoutMs: return true
+        // Read by each monitor request; a file turning it on without an admin user is refused.
+        case .monitorAuth: return true
         case .tlsPort, .tlsHost, .tlsCert, .tlsKey, .tlsCiphers, .passBudgetUs, .cluster: return false
         case .wsPort, .wssPort: return false
         // Read by each upgrade request.

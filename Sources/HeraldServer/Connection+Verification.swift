@@ -56,7 +56,7 @@ extension Connection {
             }
         case .verify(let parked):
             hold()
-            let job = TokenVerification(parked, for: self)
+            let job = TokenVerification(parked) { job, cancelled in self.verificationFinished(job, cancelled: cancelled) }
             guard job.start(on: worker.loop) else {
                 worker.server.logger.error("cannot queue a token verification; closing", ["client": "c" + String(session.id)])
                 close()

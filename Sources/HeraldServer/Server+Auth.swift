@@ -9,15 +9,17 @@ extension Server {
     /// `debug`, so a peer hammering a blocked address cannot flood the log.
     func log(_ events: [AuthEvent]) {
         for event in events {
+            // A monitor request (`h7`, `monitor_auth`) is counted on the same books as a hello.
+            let what = event.client.hasPrefix("h") ? "monitor request" : "hello"
             switch event.kind {
             case .rejected(let failures):
-                logger.warn("hello refused: token not accepted",
+                logger.warn(what + " refused: token not accepted",
                             ["client": event.client, "peer": event.peer, "failures": failures])
             case .blocked(let failures, let blockMs):
                 logger.warn("address blocked after failed hellos",
                             ["peer": event.peer, "failures": failures, "block_ms": blockMs])
             case .refusedWhileBlocked:
-                logger.debug("hello refused: address blocked", ["client": event.client, "peer": event.peer])
+                logger.debug(what + " refused: address blocked", ["client": event.client, "peer": event.peer])
             case .userConnectionLimit(let user, let limit):
                 logger.warn("hello refused: user at its connections limit",
                             ["client": event.client, "peer": event.peer, "user": user, "limit": limit])

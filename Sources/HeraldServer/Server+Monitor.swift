@@ -1,4 +1,5 @@
 import CLibUV
+import HeraldWire
 import HeraldBroker
 
 extension Server {
@@ -21,6 +22,25 @@ extension Server {
     func stopMonitor() {
         monitor?.close()
         monitor = nil
+    }
+
+    /// `/console.json`: where the console finds this node's WebSocket listeners (`null` when
+    /// off), the node's name in cluster mode, and the version. The page builds its URL from
+    /// the host it was loaded from and this port.
+    func consoleInfo() -> [UInt8] {
+        let ws = listeners.first { $0.transport == .webSocket }?.boundPort
+        let wss = listeners.first { $0.transport == .secureWebSocket }?.boundPort
+        var out: [UInt8] = []
+        out.append(contentsOf: #"{"ws_port":"#.utf8)
+        out.append(contentsOf: (ws.map(String.init) ?? "null").utf8)
+        out.append(contentsOf: #","wss_port":"#.utf8)
+        out.append(contentsOf: (wss.map(String.init) ?? "null").utf8)
+        out.append(contentsOf: #","node":"#.utf8)
+        if let node = config.cluster?.node { out.appendJSONString(Array(node.utf8)) } else { out.append(contentsOf: "null".utf8) }
+        out.append(contentsOf: #","version":"#.utf8)
+        out.appendJSONString(Array(Version.current.utf8))
+        out.append(contentsOf: "}".utf8)
+        return out
     }
 
     /// The figures for one `/varz` or `/metrics` answer: one hold of the broker lock.

@@ -42,6 +42,14 @@ extension Server {
         }, UInt64(max(0, due - main.now)), 0)
     }
 
+    /// Cluster mode: the Redis link figures `stats` carries (issue 37: the console shows each
+    /// node's link), taken on the main loop where the engine lives; nil on a single node.
+    private func clusterLinkFigures() -> [StatsFigure]? {
+        guard let engine = clusterEngine else { return nil }
+        return [StatsFigure("cluster_ready", engine.isReady ? 1 : 0),
+                StatsFigure("cluster_redis_rtt_us", engine.redisRoundTripUs)]
+    }
+
     /// Any loop, under the broker lock: whether the main timer fires too late for `deadline`.
     func needsRearm(for deadline: Int?) -> Bool {
         guard let deadline else { return false }
@@ -60,8 +68,10 @@ extension Server {
             // that may hold millions of names.
             let start = uv_hrtime()
             let budget = passBudgetNs
+            let link = clusterLinkFigures()
             overdue = shared.withLock { broker in
-                broker.tick(now: now, isOverBudget: { budget > 0 && uv_hrtime() &- start > budget }).map(\.id)
+                if let link { broker.clusterLinkFigures = link }
+                return broker.tick(now: now, isOverBudget: { budget > 0 && uv_hrtime() &- start > budget }).map(\.id)
             }
         } else {
             shared.withLock { broker in broker.fireDeadlines(now: now) }

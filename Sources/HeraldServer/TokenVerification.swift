@@ -1,28 +1,33 @@
 import CLibUV
 import HeraldBroker
 
-/// One parked `hello`'s token, verified on libuv's thread pool so the KDF never stalls a loop.
+/// One token, verified on libuv's thread pool so the KDF never stalls a loop: a parked
+/// `hello`'s, or a monitor request's Basic password (`monitor_auth`).
 ///
-/// `start` queues the work from the connection's loop (`uv_queue_work`); the pool thread
-/// runs `PendingVerification.verify` with OpenSSL's PBKDF2 and touches nothing else; the
-/// after-work callback runs on the same loop again and hands the verdict to the connection.
+/// `start` queues the work from the asker's loop (`uv_queue_work`); the pool thread runs
+/// `PendingVerification.verify` with OpenSSL's PBKDF2 and touches nothing else; the
+/// after-work callback runs on the same loop again and hands the verdict to `finished`.
 /// A work request is not a handle (nothing to `uv_close`): the request's `data` holds this
 /// object retained from `start` until the after-work callback, which releases it and frees
-/// the request, and this object holds the connection, so neither can go away meanwhile.
+/// the request, and this object holds `finished` (and through it the connection), so
+/// neither can go away meanwhile.
 final class TokenVerification: @unchecked Sendable {
-    /// The `hello` to verify; immutable, read by the pool thread.
+    /// What the loop does with the verdict: the job, and whether libuv cancelled it.
+    typealias Finished = (TokenVerification, Bool) -> Void
+
+    /// The token to verify; immutable, read by the pool thread.
     let pending: PendingVerification
-    /// The connection to answer on its own loop.
-    let connection: Connection
+    /// Called once on the asker's loop, never on the pool thread.
+    private let finished: Finished
     /// The credentials that accepted the token: written by the pool thread, read after it
     /// on the loop (libuv's queue hand-off orders the two).
     private(set) var accepted: Set<TokenCredential> = []
     private let request = UnsafeMutablePointer<uv_work_t>.allocate(capacity: 1)
 
-    /// Creates the job. - Parameters: pending: the parked `hello`; connection: its connection.
-    init(_ pending: PendingVerification, for connection: Connection) {
+    /// Creates the job. - Parameters: pending: the token and credentials; finished: the verdict's taker.
+    init(_ pending: PendingVerification, finished: @escaping Finished) {
         self.pending = pending
-        self.connection = connection
+        self.finished = finished
     }
 
     deinit {
@@ -40,7 +45,7 @@ final class TokenVerification: @unchecked Sendable {
         }, { request, status in
             guard let request, let data = request.pointee.data else { return }
             let job = Unmanaged<TokenVerification>.fromOpaque(data).takeRetainedValue()
-            job.connection.verificationFinished(job, cancelled: status != 0)
+            job.finished(job, status != 0)
         })
         guard status == 0 else {
             retained.release()

@@ -18,6 +18,8 @@ enum ValueRule: Sendable {
     /// A permission mode as `chmod` takes it, a string of octal digits such as `"0660"`
     /// (`OctalMode`); a string because JSON has no octal numbers and `660` would be decimal.
     case octalMode
+    /// `true` or `false` (`monitor_auth`).
+    case boolean
 
     /// Whether an integer satisfies this rule; non-integer rules admit no integer.
     func admits(_ value: Int) -> Bool {
@@ -25,7 +27,7 @@ enum ValueRule: Sendable {
         case .integer(let range): return range.contains(value)
         case .integerAtLeast(let minimum): return value >= minimum
         case .integerOffOrAtLeast(let minimum): return value == 0 || value >= minimum
-        case .text, .choice, .section, .octalMode: return false
+        case .text, .choice, .section, .octalMode, .boolean: return false
         }
     }
 
@@ -38,7 +40,7 @@ enum ValueRule: Sendable {
             return choices.contains(value)
         case .octalMode:
             return OctalMode.bits(value) != nil
-        case .integer, .integerAtLeast, .integerOffOrAtLeast, .section:
+        case .integer, .integerAtLeast, .integerOffOrAtLeast, .section, .boolean:
             return false
         }
     }
@@ -47,7 +49,7 @@ enum ValueRule: Sendable {
     var isInteger: Bool {
         switch self {
         case .integer, .integerAtLeast, .integerOffOrAtLeast: return true
-        case .text, .choice, .section, .octalMode: return false
+        case .text, .choice, .section, .octalMode, .boolean: return false
         }
     }
 
@@ -70,6 +72,8 @@ enum ValueRule: Sendable {
             return shape
         case .octalMode:
             return "an octal permission mode in quotes, \"0000\"...\"0777\", such as \"0660\""
+        case .boolean:
+            return "true or false"
         }
     }
 }

@@ -3,7 +3,7 @@ public enum Op: String, Sendable, CaseIterable {
     case hello, ping, pong, sub, unsub, pub, req, reply, lock, unlock, locks
     case declare, remove, signal, handled, callback, link, unlink
     case set, get, del, touch, append, assign, splice
-    case stats, channels, subs, cancel, presence, clients, kick
+    case stats, channels, subs, cancel, presence, clients, kick, handlers
 
     /// Looks an op up by its raw UTF-8 name without building a `String`.
     ///

@@ -30,6 +30,15 @@ final class HTTPTestClient {
         return try client.answer()
     }
 
+    /// Sends a well-formed request with HTTP Basic credentials (`monitor_auth`) and reads the answer.
+    /// - Parameters: user, token: the Basic user name and password; nil sends no `Authorization`.
+    static func request(_ method: String, _ path: String, port: Int, user: String?, token: String) throws -> Answer {
+        let client = try HTTPTestClient(port: port)
+        let authorization = user.map { "Authorization: Basic " + Data(($0 + ":" + token).utf8).base64EncodedString() + "\r\n" } ?? ""
+        client.send(method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" + authorization + "\r\n")
+        return try client.answer()
+    }
+
     /// Reads until the daemon closes, then parses status line, headers and body.
     func answer(timeout: Double = 10) throws -> Answer {
         let bytes = try readToEnd(timeout: timeout)

@@ -31,7 +31,8 @@ struct MonitorRenderingTests {
     }
 
     @Test func unknownPathsAre404AndOtherMethods405WithAllow() {
-        #expect(get("/").status == .notFound)
+        #expect(get("/index.html").status == .notFound)
+        #expect(get("/").status == .ok, "the console (issue 37)")
         #expect(get("/metrics/").status == .notFound)
         #expect(get("*", method: "OPTIONS").status == .notFound)
         let post = get("/metrics", method: "POST")

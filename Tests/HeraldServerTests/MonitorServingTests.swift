@@ -189,6 +189,29 @@ import Glibc
         #expect(try held[0].readToEnd(timeout: 10).isEmpty, "the oldest was closed to make room")
     }
 
+    @Test func theConsoleIsServedByteForByteWithWhereTheWebSocketListenerIs() throws {
+        let (daemon, port) = try daemon("ws_port: 0")
+        let wsPort = try daemon.listeningPort("ws")
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let files = [("/", "clients/console/index.html", "text/html; charset=utf-8"),
+                     ("/console.css", "clients/console/console.css", "text/css; charset=utf-8"),
+                     ("/console.js", "clients/console/console.js", "text/javascript; charset=utf-8"),
+                     ("/herald.mjs", "clients/js/herald.mjs", "text/javascript; charset=utf-8")]
+        for (path, file, type) in files {
+            let answer = try HTTPTestClient.request("GET", path, port: port)
+            let wanted = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+            #expect(answer.status == 200 && answer.headers["content-type"] == type, "\(path)")
+            #expect(answer.body == wanted, "\(path) is \(file) (run scripts/embed-js after changing it)")
+        }
+        let info = try HTTPTestClient.request("GET", "/console.json", port: port)
+        let object = try JSONSerialization.jsonObject(with: Data(info.body.utf8)) as? [String: Any] ?? [:]
+        #expect(object["ws_port"] as? Int == wsPort && object["wss_port"] is NSNull && object["node"] is NSNull, "\(object)")
+        let bare = try DaemonProcess(config: "monitor_port: 0")
+        let none = try HTTPTestClient.request("GET", "/console.json", port: try bare.monitorPort())
+        #expect(none.body.contains(#""ws_port":null"#))
+    }
+
     @Test func healthzTurns503WhileTheDaemonDrains() throws {
         let (daemon, port) = try daemon()
         defer { withExtendedLifetime(daemon) {} }

@@ -229,14 +229,21 @@ extension Broker {
     /// Counts a wrong token against `key` (the address, or the address and the named user),
     /// which may block it; also for a connection that left while its token was being verified.
     func countFailure(of session: Session, key: [UInt8], now: Int) {
+        countFailure(key: key, client: clientName(session), peer: session.peer, now: now)
+    }
+
+    /// Counts a wrong token against `key` for a `hello` or a monitor request (`client`
+    /// names it in the log, `peer` is its address), which may block the key.
+    func countFailure(key: [UInt8], client: String, peer: [UInt8], now: Int) {
         auth.failureCount += 1
         let outcome = auth.failures.recordFailure(
             from: key, now: now, limit: config.auth.failLimit,
             windowMs: config.auth.failWindowMs, blockMs: config.auth.blockMs)
-        auth.log(AuthEvent(.rejected(failures: outcome.failures), client: clientName(session), peer: peerName(session)))
+        let peerText = String(decoding: peer, as: UTF8.self)
+        auth.log(AuthEvent(.rejected(failures: outcome.failures), client: client, peer: peerText))
         if outcome.blockedUntil != nil {
             auth.log(AuthEvent(.blocked(failures: outcome.failures, blockMs: config.auth.blockMs),
-                               client: clientName(session), peer: peerName(session)))
+                               client: client, peer: peerText))
         }
     }
 

@@ -18,7 +18,7 @@ extension Op {
             return .publish
         case .sub, .get, .channels, .locks, .presence:
             return .subscribe
-        case .hello, .ping, .pong, .unsub, .stats, .subs, .reply, .handled, .callback, .cancel, .clients, .kick:
+        case .hello, .ping, .pong, .unsub, .stats, .subs, .reply, .handled, .callback, .cancel, .clients, .kick, .handlers:
             return nil
         }
     }
@@ -38,7 +38,7 @@ extension Broker {
     /// view `$sys.>` gives, so it needs `subscribe` on `$sys.>` (issue 12).
     func checkPermission(_ op: Op, of user: AuthUser) throws(HeraldError) {
         if op == .stats { return try checkSystemView(user) }
-        if op == .clients || op == .kick {
+        if op == .clients || op == .kick || op == .handlers {
             guard user.isAdmin else { throw HeraldError(.forbidden, op.rawValue + " is for users with admin: true") }
             return
         }

@@ -10,6 +10,7 @@ extension Broker {
                 out.appendJSONString(Array(node.utf8))
             }
             for figure in statsFigures(now: now) { appendCounter(&out, figure.name, figure.value) }
+            for figure in clusterLinkFigures { appendCounter(&out, figure.name, figure.value) }
         }
     }
 

@@ -89,6 +89,7 @@ extension Broker {
         case .presence: try answerPresence(session)
         case .clients: try answerClients(session)
         case .kick: try kick(from: session)
+        case .handlers: try answerHandlers(session)
         case .link: try link(session)
         case .unlink: try unlink(session)
         case .set, .get, .del, .touch, .append, .assign, .splice: try performStateOp(op, for: session)

@@ -27,6 +27,10 @@ public final class Broker {
     var remoteQuoted: (id: ConnectionID, quoted: [UInt8])?
     /// Counters for `stats`.
     public var stats = BrokerStats()
+    /// Cluster mode: the node's Redis link figures (`cluster_ready`, `cluster_redis_rtt_us`),
+    /// set by the server once per heartbeat scan and carried by the `stats` answer, so a
+    /// client (the console) sees each node's link; empty on a single node.
+    public var clusterLinkFigures: [StatsFigure] = []
     /// The wall clock in ms, for `ping`/`pong` payloads; injected so tests are repeatable.
     let wallClock: @Sendable () -> Int
     /// Sessions by connection id: the broker's owning reference to each, from `connect` to

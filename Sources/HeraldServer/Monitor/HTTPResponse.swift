@@ -30,6 +30,14 @@ struct HTTPResponse: Sendable, Equatable {
         HTTPResponse(status: status, body: Array(((text ?? status.reason.lowercased()) + "\n").utf8))
     }
 
+    /// 401 with `WWW-Authenticate: Basic realm="heraldd"` (`monitor_auth`): no credentials,
+    /// or an unknown user or wrong token.
+    static var unauthorized: HTTPResponse {
+        var response = HTTPResponse.plain(.unauthorized, "credentials of an admin user needed (HTTP Basic: user name, token)")
+        response.headers.append(#"WWW-Authenticate: Basic realm="heraldd", charset="UTF-8""#)
+        return response
+    }
+
     /// The bytes on the wire.
     /// - Parameter includeBody: false for HEAD: same headers, no body.
     /// - Returns: status line, headers and (unless HEAD) the body.

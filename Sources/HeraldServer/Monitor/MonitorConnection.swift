@@ -2,7 +2,8 @@ import CLibUV
 
 /// One HTTP client of the monitor: read one request head, write one answer, close.
 ///
-/// Phases: `reading` (the parser is fed until the head is complete or refused), `writing`
+/// Phases: `reading` (the parser is fed until the head is complete or refused), `verifying`
+/// (with `monitor_auth`, the Basic token is being checked off the loop), `writing`
 /// (the answer is on its way), `lingering` (the answer is out and our side is shut down; the
 /// client's leftovers are read and dropped until it closes, so the kernel does not answer
 /// them with a reset that could destroy the answer before the client read it). One timer
@@ -13,7 +14,7 @@ import CLibUV
 /// handles (TCP and timer) have run their close callbacks; the last one releases it.
 final class MonitorConnection {
     private enum Phase {
-        case idle, reading, writing, lingering, closed
+        case idle, reading, verifying, writing, lingering, closed
     }
 
     unowned let listener: MonitorListener
@@ -33,10 +34,11 @@ final class MonitorConnection {
     private(set) var peer = PeerAddress.unknown
 
     /// Whether the connection may be closed to make room for a new one: it has not sent a
-    /// whole request yet (a slow or silent client), or it was answered and lingers.
+    /// whole request yet (a slow or silent client), its token is being checked (the verdict
+    /// is still counted), or it was answered and lingers.
     var mayBeEvicted: Bool {
         switch phase {
-        case .idle, .reading, .lingering: return true
+        case .idle, .reading, .verifying, .lingering: return true
         case .writing, .closed: return false
         }
     }
@@ -130,18 +132,36 @@ final class MonitorConnection {
             case .incomplete:
                 return
             case .complete(let request):
-                let response = listener.respond(to: request)
-                log(request.method + " " + request.path, response.status)
-                send(response, includeBody: request.method != "HEAD")
+                listener.serve(request, on: self)
             case .rejected(let status):
                 log("bad request", status)
                 send(.plain(status), includeBody: true)
             }
         case .lingering:
             if count < 0 { close() }
-        case .idle, .writing, .closed:
+        case .idle, .verifying, .writing, .closed:
             return
         }
+    }
+
+    /// Whether the connection still waits for its answer (it may have been closed meanwhile).
+    var awaitsAnswer: Bool { phase == .reading || phase == .verifying }
+
+    /// Stops reading while the request's token is verified off the loop; the deadline runs on.
+    func awaitVerdict() {
+        guard phase == .reading else { return }
+        phase = .verifying
+        uv_read_stop(stream)
+    }
+
+    /// Sends the answer to the request this connection read (once; nothing when closed).
+    /// - Parameters:
+    ///   - response: the answer.
+    ///   - request: the request, for the log line and HEAD.
+    func answer(_ response: HTTPResponse, to request: HTTPRequest) {
+        guard awaitsAnswer else { return }
+        log(request.method + " " + request.path, response.status)
+        send(response, includeBody: request.method != "HEAD")
     }
 
     private func deadlinePassed() {
@@ -149,7 +169,7 @@ final class MonitorConnection {
         case .reading:
             log("request timeout", .requestTimeout)
             send(.plain(.requestTimeout), includeBody: true)
-        case .writing, .lingering, .idle:
+        case .verifying, .writing, .lingering, .idle:
             close()
         case .closed:
             return

@@ -95,13 +95,24 @@ final class MonitorListener {
         connections[id] = nil
     }
 
+    /// Answers one parsed request: at once, or (with `monitor_auth`) once its credentials are
+    /// judged, which may take a KDF off the loop (`Server+MonitorAuth`).
+    func serve(_ request: HTTPRequest, on connection: MonitorConnection) {
+        guard server.config.monitorAuth, MonitorRoutes.needsCredentials(request.path) else {
+            connection.answer(respond(to: request), to: request)
+            return
+        }
+        server.checkMonitorCredentials(of: request, on: connection)
+    }
+
     /// The answer to one parsed request, reading the daemon's figures when the path needs them.
     func respond(to request: HTTPRequest) -> HTTPResponse {
         let server = self.server
         return MonitorRoutes.respond(
             to: request,
             isStopping: { server.shared.withLock { _ in server.isStopping } },
-            snapshot: { server.monitorSnapshot() })
+            snapshot: { server.monitorSnapshot() },
+            consoleInfo: { server.consoleInfo() })
     }
 
     private func accept(status: Int32) {
