@@ -100,6 +100,19 @@ extension BrokerHarness {
         }
     }
 
+    @Test func aVerifiedTokenOfAHelloThatNamedItsUserIsCachedToo() {
+        let harness = BrokerHarness(authConfig([slowUser("app", token: "s3cret"), slowUser("other", token: "x")]))
+        let first = harness.connect()
+        harness.send(first, #"{"op":"hello","user":"app","token":"s3cret"}"#)
+        #expect(harness.verify(first))
+        #expect(harness.frames(first).first?["ok"] as? String == "hello")
+        for hello in [#"{"op":"hello","user":"app","token":"s3cret"}"#, #"{"op":"hello","token":"s3cret"}"#] {
+            let again = harness.connect()
+            #expect(harness.request(again, hello)["ok"] as? String == "hello", "\(hello) is answered without parking")
+            #expect(!again.awaitsVerification && again.user?.name == "app")
+        }
+    }
+
     @Test func helloesWithATokenAlreadyBeingVerifiedWaitForThatOneVerdict() {
         let harness = BrokerHarness(authConfig([slowUser("app", token: "s3cret")]))
         let first = harness.connect()
@@ -344,7 +357,8 @@ extension BrokerHarness {
         #expect(harness.verify(bob) && bob.isAuthenticated, "bob is not")
         let anonymous = harness.connect(from: "unix")
         harness.send(anonymous, #"{"op":"hello","token":"bob-token"}"#)
-        #expect(harness.verify(anonymous) && anonymous.isAuthenticated, "nor are hellos without a user")
+        // Bob's token is known now (cached when bob's hello was verified): no KDF, no block.
+        #expect(!harness.verify(anonymous) && anonymous.isAuthenticated, "nor are hellos without a user")
     }
 
     @Test func aGuesserWithoutAUserDoesNotLockOutHelloesThatNameTheirUser() {

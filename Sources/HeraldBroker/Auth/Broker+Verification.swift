@@ -63,7 +63,9 @@ extension Broker {
                 return
             }
             if user.credential.isSlow {
-                auth.verifiedTokens.remember(pending.fingerprint, accepted: user.credential)
+                // The token's own key: `pending.fingerprint` of a `hello` that named its
+                // user is the in-flight key (the user's name appended), which no lookup uses.
+                auth.verifiedTokens.remember(auth.verifiedTokens.fingerprint(of: pending.token), accepted: user.credential)
             }
             guard isOpen, admit(user, token: pending.token, for: session, greeting: pending.greeting, now: now) else { return }
             finishGreeting(session, pending.greeting, now: now)

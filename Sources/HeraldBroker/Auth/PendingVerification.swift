@@ -17,7 +17,8 @@ public struct PendingVerification: Sendable {
     public let token: [UInt8]
     /// The slow credentials to try, each once.
     public let credentials: [TokenCredential]
-    /// The token's key in the verified-token cache and in the verifications in flight.
+    /// The key of the verifications in flight: the token's key in the verified-token cache,
+    /// followed by a zero byte and the user's name when the `hello` named one.
     let fingerprint: [UInt8]
     /// The raw JSON of the `hello`'s `rid`, echoed in the answer.
     let rid: [UInt8]?
