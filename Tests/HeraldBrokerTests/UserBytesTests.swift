@@ -95,17 +95,17 @@ import HeraldWire
     // MARK: - history_bytes
 
     /// Bytes one event of `data` (`text(n)`) costs in history for a client id `cK` (one
-    /// digit) at a one-digit `seq`: `,"seq":S,"from":"cK"` + `,"data":` + data + `}\n` + 40.
-    private func eventCost(_ dataBytes: Int) -> Int { 20 + 8 + dataBytes + 2 + EventHistory.entryCost }
+    /// digit) at a one-digit `seq`: `,"seq":S,"from":"cK"` + `,"data":` + data + `}\n` + its
+    /// record.
+    private func eventCost(_ dataBytes: Int) -> Int { 20 + 8 + dataBytes + 2 + HistoryLog.entryCost }
 
     private func historySeqs(_ harness: BrokerHarness, _ name: String) -> [Int] {
-        var seqs: [Int] = []
-        harness.broker.channels[Array(name.utf8)]?.history.forEach(after: 0) { seq, _, _ in seqs.append(seq) }
-        return seqs
+        guard let channel = harness.broker.channels[Array(name.utf8)] else { return [] }
+        return harness.broker.heldChain(of: channel).map { harness.broker.retention.log.record($0).seq }
     }
 
     @Test func pastItsHistoryBytesAUsersOldestEventsGoFirstAndOthersKeepTheirs() {
-        #expect(EventHistory.entryCost == 40, "the owner fits in the entry's old size")
+        #expect(HistoryLog.entryCost <= 56, "a record stays seven words")
         let cost = eventCost(200)
         let harness = limited(UserLimits(historyBytes: 3 * cost + 10))
         let u = harness.connect(token: "u")
@@ -119,7 +119,7 @@ import HeraldWire
         #expect(historySeqs(harness, "h.c") == [1, 2, 3, 4, 5], "another user's history is not touched")
         #expect(account(harness, "u")?.historyBytes == 3 * cost)
         #expect(account(harness, "o")?.historyBytes == 5 * cost)
-        #expect(harness.broker.retention.historyBytes == 8 * cost)
+        #expect(harness.broker.heldHistoryBytes == 8 * cost, "the tombstoned event is not counted as held")
     }
 
     @Test func evictingAUsersEventTakesWhatItsChannelHoldsBeforeItSoHistoryStaysContiguous() {
@@ -154,22 +154,28 @@ import HeraldWire
         let harness = limited(UserLimits(historyBytes: 1 << 20), history: 2)
         let u = harness.connect(token: "u")
         for _ in 0..<5 { harness.send(u, #"{"op":"pub","ch":"h.1","data":\#(text(10))}"#) }
-        #expect(account(harness, "u")?.historyEvents == 2, "the channel's count cap credits the owner")
-        #expect(account(harness, "u")?.historyBytes == 2 * eventCost(10))
-        for _ in 0..<5_000 { harness.send(u, #"{"op":"pub","ch":"h.1","data":1}"#) }
+        // The channel's count applies when reading: events past it keep their bytes in the log
+        // until it wraps, and the user is charged for what its events hold.
+        #expect(historySeqs(harness, "h.1") == [4, 5])
+        #expect(account(harness, "u")?.historyEvents == 5)
+        #expect(account(harness, "u")?.historyBytes == 5 * eventCost(10))
+        for _ in 0..<20_000 { harness.send(u, #"{"op":"pub","ch":"h.1","data":1}"#) }
+        let held = account(harness, "u")?.historyEvents ?? 0
+        #expect((account(harness, "u")?.historyBytes ?? .max) <= 1 << 20, "the user's limit holds")
         let ledger = account(harness, "u")?.historyLedger.count ?? .max
-        #expect(ledger <= 2 * 2 + 64 + 1, "entries for events already gone are compacted away: \(ledger)")
+        #expect(ledger <= 2 * held + 64 + 1, "entries for events already gone are compacted away: \(ledger)")
         // A dropped record (an instance channel removed) credits its whole history.
         harness.send(u, #"{"op":"declare","ch":"h.2"}"#)
         harness.send(u, #"{"op":"pub","ch":"h.2","data":1}"#)
+        let withIt = account(harness, "u")?.historyEvents ?? 0
         harness.send(u, #"{"op":"remove","ch":"h.2"}"#)
-        #expect(account(harness, "u")?.historyEvents == 2)
+        #expect(account(harness, "u")?.historyEvents == withIt - 1)
         harness.broker.disconnect(u)
-        harness.broker.config.history = 1
+        harness.broker.config.historyBytes = 2_000
         let other = harness.connect(token: "o")
-        harness.send(other, #"{"op":"pub","ch":"h.1","data":1}"#)
+        for _ in 0..<100 { harness.send(other, #"{"op":"pub","ch":"h.1","data":1}"#) }
         #expect(account(harness, "u")?.historyEvents == 0 && account(harness, "u")?.historyBytes == 0,
-                "a disconnected user's events are credited as they go")
+                "a disconnected user's events are credited as the log wraps past them")
     }
 
     @Test func theGlobalCapCreditsTheOwnersOfWhatItEvicts() {
@@ -228,7 +234,10 @@ import HeraldWire
         let broker = harness.broker
         let accounts = Array(broker.accounts.values)
         var history = 0
-        for (name, channel) in broker.channels where !ChannelName.isReserved(name) { history += channel.history.liveBytes }
+        let log = broker.retention.log
+        for number in log.first..<log.end where log.isLive(number) && log.record(number).owner != nil {
+            history += Int(log.record(number).length) + HistoryLog.entryCost
+        }
         let charged = accounts.reduce(0) { $0 + $1.historyBytes }
         #expect(charged == history, "step \(step): history charges \(charged) vs held \(history)")
         for account in accounts {

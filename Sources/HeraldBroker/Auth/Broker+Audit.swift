@@ -112,7 +112,7 @@ extension Broker {
                 reserved += 1
             } else {
                 audit.channelRecords += 1
-                if channel.history.count == 0 && store.state(of: name) == nil && instances.owner(of: name) == nil
+                if !hasHistory(channel) && store.state(of: name) == nil && instances.owner(of: name) == nil
                     && links[name] == nil && index.matchCount(for: name) == 0 {
                     audit.idleChannelRecords += 1
                 }

@@ -162,7 +162,7 @@ extension Broker {
     func dropChannelRecord(_ name: [UInt8]) {
         guard let channel = channels.removeValue(forKey: name) else { return }
         channel.isRetired = true
-        if channel.history.count > 0 { forgetHistory(of: channel) }
+        forgetHistory(of: channel)
         if let creator = channel.creator {
             creator.channels -= 1
             channel.creator = nil
@@ -213,7 +213,7 @@ extension Broker {
 
     private func isIdle(_ channel: Channel) -> Bool {
         let name = channel.name
-        return !ChannelName.isReserved(name) && channel.history.count == 0 && store.state(of: name) == nil
+        return !ChannelName.isReserved(name) && !hasHistory(channel) && store.state(of: name) == nil
             && instances.owner(of: name) == nil && links[name] == nil && index.matchCount(for: name) == 0
     }
 

@@ -26,7 +26,7 @@ extension Broker {
             StatsFigure("signals", signals.count),
             StatsFigure("links", links.count),
             StatsFigure("retained_bytes", store.retainedBytes),
-            StatsFigure("history_bytes", retention.historyBytes),
+            StatsFigure("history_bytes", heldHistoryBytes),
             // Auth (issue 12): what to alert on when someone guesses tokens.
             StatsFigure("auth_failures", auth.failureCount),
             StatsFigure("auth_blocked", auth.blockedCount),

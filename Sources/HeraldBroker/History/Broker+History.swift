@@ -11,69 +11,85 @@ struct CatchUp {
 }
 
 extension Broker {
-    /// Stores the event just built in `eventShared` (middle, then tail) in the channel's history,
-    /// then enforces `history` per channel, the publishing user's `history_bytes` and
-    /// `history_bytes` overall. Every eviction takes a channel's oldest event, so what a
-    /// channel keeps is always a contiguous run of its latest events and a `since` replay
-    /// never skips one in the middle.
+    /// Stores the event just built in `eventShared` (middle, then tail) in the history log
+    /// (`HistoryLog`), then enforces the publishing user's `history_bytes` and
+    /// `history_bytes` overall. A channel's `history` count is applied when reading
+    /// (`heldChain`). Every eviction takes a channel's oldest events first (the log's front, or
+    /// a user's oldest event with everything its channel holds before it), so what a channel
+    /// keeps is always a contiguous run of its latest events and a `since` replay never skips
+    /// one in the middle.
     /// - Parameters:
     ///   - channel: the channel the event was sent on.
     ///   - session: the connection whose request produced it; its user is charged.
     func recordHistory(on channel: Channel, from session: Session) {
-        let limit = config.history
-        guard limit > 0 else {
-            if channel.history.count > 0 { forgetHistory(of: channel) }
+        guard config.history > 0 else {
+            if retention.log.count > 0 { forgetAllHistory() }
             return
         }
-        retention.nextStamp += 1
+        let middle = eventShared.bytes(0..<eventSplit)
+        let tail = eventShared.bytes(eventSplit..<eventShared.count)
+        let capacity = config.historyBytes
+        let position = channel.history.endPosition
+        channel.history.endPosition += 1
+        guard middle.count + tail.count + HistoryLog.entryCost <= capacity else {
+            // Larger than all of history may hold: its channel's older events cannot be
+            // replayed past it, so they go with it.
+            forgetHistory(of: channel)
+            return
+        }
+        while !retention.log.makeRoom(for: middle.count + tail.count, capacity: capacity) { evictOldestEvent() }
         let owner = session.account
-        let cost = channel.history.record(
-            seq: channel.seq, stamp: retention.nextStamp, middle: eventShared.bytes(0..<eventSplit),
-            tail: eventShared.bytes(eventSplit..<eventShared.count), owner: owner)
-        retention.historyBytes += cost
-        retention.historyEvents += 1
-        if !channel.history.isInLedger { retention.ledger.insert(channel, stamp: retention.nextStamp) }
+        let (number, cost) = retention.log.append(seq: channel.seq, position: position, previous: channel.history.newest,
+                                                  middle: middle, tail: tail, owner: owner)
+        channel.history.newest = number
         if let owner {
             owner.historyBytes += cost
             owner.historyEvents += 1
-            owner.historyLedger.append(stamp: retention.nextStamp, channel: channel, liveEvents: owner.historyEvents)
+            owner.historyLedger.append(number, liveEvents: owner.historyEvents, in: retention.log)
         }
-        while channel.history.count > limit { evictOldestEvent(of: channel) }
+        while retention.log.heldBytes > capacity { evictOldestEvent() }
         if let owner, let userLimit = session.user?.limits.historyBytes, owner.historyBytes > userLimit {
             evictHistory(of: owner, downTo: userLimit)
         }
-        while retention.historyBytes > config.historyBytes, let oldest = retention.ledger.popOldest() {
-            evictOldestEvent(of: oldest)
-            if let stamp = oldest.history.oldestStamp { retention.ledger.insert(oldest, stamp: stamp) }
-        }
     }
 
-    /// Past a user's `history_bytes`: evicts the user's oldest event, and with it whatever
+    /// Past a user's `history_bytes`: tombstones the user's oldest event, and with it whatever
     /// its channel holds before it (anyone's), until the user is back under. Taking only
-    /// channel fronts keeps every channel's history contiguous; the channel chosen each time
-    /// is the one holding the user's oldest event (`UserHistoryLedger`), so the user's
-    /// newest events stay replayable longest. Each event is evicted once, so this costs
-    /// O(1) amortised per event, plus the global ledger's O(log channels) as for any eviction.
+    /// channel fronts keeps every channel's history contiguous; the event chosen each time is
+    /// the user's oldest (`UserHistoryLedger`), so the user's newest events stay replayable
+    /// longest. Each event is tombstoned once, so this costs O(1) amortised per event.
     func evictHistory(of account: UserAccount, downTo limit: Int) {
-        while account.historyBytes > limit, let oldest = account.historyLedger.oldest() {
-            let channel = oldest.channel
-            while let stamp = channel.history.oldestStamp, stamp <= oldest.stamp { evictOldestEvent(of: channel) }
+        while account.historyBytes > limit, let oldest = account.historyLedger.oldest(in: retention.log) {
+            killChain(from: oldest)
         }
     }
 
-    /// Evicts a channel's oldest event and credits its bytes, to its owner too.
-    func evictOldestEvent(of channel: Channel) {
-        let (freed, owner) = channel.history.evictOldest()
-        guard freed > 0 else { return }
-        retention.historyBytes -= freed
-        retention.historyEvents -= 1
+    /// Tombstones record `number` and every older record of its channel, crediting owners.
+    private func killChain(from number: Int) {
+        var at = number
+        while let (freed, owner) = retention.log.kill(at) {
+            if let owner { creditHistory(freed, to: owner) }
+            at = retention.log.record(at).previous
+        }
+    }
+
+    /// Evicts the log's oldest record and credits its bytes to its owner.
+    private func evictOldestEvent() {
+        let (freed, owner) = retention.log.evictOldest()
         if let owner { creditHistory(freed, to: owner) }
     }
 
-    /// Drops a channel's whole history, crediting each event's owner.
+    /// Drops a channel's history, crediting each event's owner; its bytes stay in the log
+    /// until it wraps past them.
     func forgetHistory(of channel: Channel) {
-        retention.historyEvents -= channel.history.count
-        retention.historyBytes -= channel.history.removeAll { owner, bytes in creditHistory(bytes, to: owner) }
+        killChain(from: channel.history.newest)
+        channel.history.newest = -1
+    }
+
+    /// `history` went to 0: the whole log goes, and every channel's chain with it (a chain
+    /// whose records are gone is empty).
+    private func forgetAllHistory() {
+        retention.log.removeAll { owner, bytes in creditHistory(bytes, to: owner) }
     }
 
     /// Takes one evicted event's bytes off the account that was charged for it.
@@ -82,6 +98,65 @@ extension Broker {
         owner.historyEvents -= 1
         dropIfEmpty(owner)
     }
+
+    // MARK: - Reading a channel's chain
+
+    /// Whether record `number` is one of `channel`'s readable events: held, not tombstoned,
+    /// and within the channel's last `history` events.
+    func isHeld(_ number: Int, of channel: Channel) -> Bool {
+        retention.log.isLive(number)
+            && retention.log.record(number).position >= channel.history.endPosition - config.history
+    }
+
+    /// Whether the channel has any readable event.
+    func hasHistory(_ channel: Channel) -> Bool {
+        isHeld(channel.history.newest, of: channel)
+    }
+
+    /// The channel's readable events with a `seq` above `seq` (and a position at or above
+    /// `position`), oldest first, as record numbers. Costs what it returns.
+    func heldChain(of channel: Channel, afterSeq seq: Int = Int.min, fromPosition position: Int = Int.min) -> [Int] {
+        var chain: [Int] = []
+        var at = channel.history.newest
+        while isHeld(at, of: channel) {
+            let record = retention.log.record(at)
+            guard record.seq > seq, record.position >= position else { break }
+            chain.append(at)
+            at = record.previous
+        }
+        chain.reverse()
+        return chain
+    }
+
+    /// The `seq` of the channel's oldest readable event, nil when it has none. Walks the
+    /// chain: O(history).
+    func oldestHeldSeq(of channel: Channel) -> Int? {
+        var at = channel.history.newest
+        var oldest: Int?
+        while isHeld(at, of: channel) {
+            let record = retention.log.record(at)
+            oldest = record.seq
+            at = record.previous
+        }
+        return oldest
+    }
+
+    /// Whether the channel can still replay an event with `seq` at or below `seq`. Walks
+    /// back only over the events after it.
+    func holdsEvent(of channel: Channel, atOrBelow seq: Int) -> Bool {
+        var at = channel.history.newest
+        while isHeld(at, of: channel) {
+            let record = retention.log.record(at)
+            if record.seq <= seq { return true }
+            at = record.previous
+        }
+        return false
+    }
+
+    /// Bytes of history held and not tombstoned (the `history_bytes` figure).
+    var heldHistoryBytes: Int { retention.log.heldBytes - retention.log.deadBytes }
+
+    // MARK: - Catching up
 
     /// Reads `current` and `since` from a `sub` request.
     /// - Throws: `bad_field` for a non-boolean `current`, a bad `since`, or `since` with a pattern.
@@ -107,7 +182,7 @@ extension Broker {
         let seq = channels[pattern]?.seq ?? 0
         if since == seq {
             catchUp.recovered = true
-        } else if since < seq, let oldest = channels[pattern]?.history.oldestSeq {
+        } else if since < seq, let channel = channels[pattern], let oldest = oldestHeldSeq(of: channel) {
             catchUp.recovered = since >= oldest - 1
         }
         return catchUp

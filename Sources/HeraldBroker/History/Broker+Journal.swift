@@ -10,14 +10,8 @@ struct Retention {
     var durablePosition = 0
     /// Sessions with held answers (`Session.barriers` not empty).
     var heldSessions: [Session] = []
-    /// Bytes of every channel's history together.
-    var historyBytes = 0
-    /// Events in every channel's history together.
-    var historyEvents = 0
-    /// Channels with history by the age of their oldest event, for the global byte cap.
-    var ledger = HistoryLedger()
-    /// The arrival stamp of the last history event.
-    var nextStamp = 0
+    /// Every channel's history (`HistoryLog`).
+    var log = HistoryLog()
     /// Tombstones waiting to be collected (`Broker+Tombstones.swift`).
     var tombstones = TombstoneQueue()
     /// Whether changes may be applied now (`Broker+DataFolder.swift`).

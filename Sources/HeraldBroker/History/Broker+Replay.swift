@@ -44,10 +44,11 @@ extension Broker {
     ///   - subscription: a concrete-channel subscription (`since` refuses patterns).
     func startReplay(after since: Int, to subscription: Subscription) {
         guard subscription.isActive, let channel = channels[subscription.pattern] else { return }
-        let start = channel.history.position(after: since)
-        guard start < channel.history.endPosition else { return }
-        let cursor = ReplayCursor(subscription: subscription, channel: channel, next: start,
+        let chain = heldChain(of: channel, afterSeq: since)
+        guard let oldest = chain.first else { return }
+        let cursor = ReplayCursor(subscription: subscription, channel: channel, next: retention.log.record(oldest).position,
                                   subscribedAt: channel.seq)
+        cursor.pending = chain
         subscription.isReplaying = true
         channel.cacheGeneration = -1
         if pump(cursor) { replays.append(cursor) }
@@ -93,19 +94,20 @@ extension Broker {
             guard subscription.isActive, !subscription.session.closeAfterFlush, !cursor.channel.isRetired else {
                 return finish(cursor)
             }
-            skipEvicted(cursor)
-            guard cursor.next < cursor.channel.history.endPosition else { return finish(cursor) }
-            let event = cursor.channel.history.event(at: cursor.next)
-            guard event.seq <= cursor.lastSeq else { return finish(cursor) }
+            guard let number = nextRecord(of: cursor) else { return finish(cursor) }
+            let record = retention.log.record(number)
+            guard record.seq <= cursor.lastSeq else { return finish(cursor) }
+            let event = retention.log.parts(of: number)
             let session = subscription.session
             let size = replayFrameSize(cursor, event.middle.count + event.tail.count)
             // An event larger than the window still goes alone into an empty queue; whether
             // it fits `max_pending` is `deliverExtra`'s question, as for live events.
             if session.pendingBytes > 0 && session.pendingBytes + size > window { return true }
             if sent % Broker.itemsPerClockRead == Broker.itemsPerClockRead - 1 && isOverBudget() { return true }
-            cursor.next += 1
+            cursor.pendingIndex += 1
+            cursor.next = record.position + 1
             sent += 1
-            let isLive = event.seq > cursor.subscribedAt
+            let isLive = record.seq > cursor.subscribedAt
             if isLive && !admitsAsLive(subscription, event.middle, on: cursor.channel) { continue }
             _ = deliverExtra(to: subscription, prefix: cursor.prefix, on: cursor.channel, event.middle,
                              replay: !isLive, event.tail)
@@ -118,22 +120,46 @@ extension Broker {
     /// live at once; the events it had not been sent yet are counted in its `dropped`.
     func endReplaysWithoutHistory() {
         for cursor in replays where cursor.subscription.isActive {
-            skipEvicted(cursor)
-            cursor.subscription.dropped += cursor.channel.history.endPosition - cursor.next
+            cursor.subscription.dropped += Swift.max(0, cursor.channel.history.endPosition - cursor.next)
             _ = finish(cursor)
         }
         replays = []
         replayQueued = false
     }
 
-    /// Events the history lost before the cursor reached them (evicted by `history`,
-    /// `history_bytes` or a user's `history_bytes`): skipped, and counted in the `dropped`
-    /// field of the subscription's next event, as for an event the `drop` policy skipped.
-    private func skipEvicted(_ cursor: ReplayCursor) {
-        let first = cursor.channel.history.firstPosition
-        guard cursor.next < first else { return }
-        cursor.subscription.dropped += first - cursor.next
-        cursor.next = first
+    /// The record of the cursor's next event, or nil when it reached the channel's newest.
+    ///
+    /// The cursor sends the record numbers it collected from its channel's chain, and
+    /// collects again (the events published since) when they run out, so each event is
+    /// walked to once. Events the history lost before the cursor reached them (the log
+    /// wrapped, `history` passed them, a user's `history_bytes`) are skipped, and counted in
+    /// the `dropped` field of the subscription's next event, as for an event the `drop`
+    /// policy skipped: positions along a chain are consecutive, so the gap is exact.
+    private func nextRecord(of cursor: ReplayCursor) -> Int? {
+        let channel = cursor.channel
+        while true {
+            if cursor.pendingIndex == cursor.pending.count {
+                cursor.pending = heldChain(of: channel, fromPosition: cursor.next)
+                cursor.pendingIndex = 0
+                if cursor.pending.isEmpty {
+                    skip(cursor, to: channel.history.endPosition)
+                    return nil
+                }
+            }
+            let number = cursor.pending[cursor.pendingIndex]
+            if isHeld(number, of: channel) {
+                skip(cursor, to: retention.log.record(number).position)
+                return number
+            }
+            cursor.pendingIndex += 1
+        }
+    }
+
+    /// Counts the events between the cursor and `position` as dropped, and moves it there.
+    private func skip(_ cursor: ReplayCursor, to position: Int) {
+        guard position > cursor.next else { return }
+        cursor.subscription.dropped += position - cursor.next
+        cursor.next = position
     }
 
     /// Ends a replay: the subscription takes live events from the next publish on (the

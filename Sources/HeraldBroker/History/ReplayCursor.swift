@@ -16,8 +16,13 @@ final class ReplayCursor {
     let subscription: Subscription
     /// The channel whose history is replayed (`since` needs a concrete channel).
     let channel: Channel
-    /// The absolute history position of the next event to send (`EventHistory.firstPosition`).
+    /// The channel position of the next event to send (`ChannelHistory.endPosition` counts
+    /// them): events before it were sent or counted as dropped.
     var next: Int
+    /// Record numbers of the channel's events collected from its chain (`Broker.heldChain`),
+    /// oldest first, and the next one to send.
+    var pending: [Int] = []
+    var pendingIndex = 0
     /// The channel's `seq` when the `sub` was answered: events up to it are marked
     /// `replay:true`; later ones were published after the `sub` and are sent as live events
     /// would have been (same frame, `echo` and lock rules).

@@ -50,8 +50,8 @@ final class Channel {
     /// Set while `Broker.fanOut` reads the cache in place: `refreshTargets` leaves it alone
     /// then (the next fan-out refreshes it), so the arrays being read are never replaced.
     var isFanningOut = false
-    /// The channel's last events, for `sub` with `since`.
-    var history = EventHistory()
+    /// The channel's place in the history log, for `sub` with `since` (`ChannelHistory`).
+    var history = ChannelHistory()
     /// The account of the user whose request made the record (`user_limits.channels`).
     var creator: UserAccount?
 

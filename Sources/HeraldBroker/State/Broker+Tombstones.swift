@@ -57,9 +57,8 @@ extension Broker {
     private func mayCollect(_ candidate: TombstoneCandidate) -> Bool {
         guard !index.hasSubscriptions(withPattern: candidate.name) else { return false }
         // A record dropped (or dropped and made again) took the event's history with it.
-        guard let channel = candidate.channel, !channel.isRetired, channels[candidate.name] === channel,
-              let oldest = channel.history.oldestSeq else { return true }
-        return oldest > candidate.seq
+        guard let channel = candidate.channel, !channel.isRetired, channels[candidate.name] === channel else { return true }
+        return !holdsEvent(of: channel, atOrBelow: candidate.seq)
     }
 
     /// Removes the tombstone and raises the rev floor, in the store and in the journal.

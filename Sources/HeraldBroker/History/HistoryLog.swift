@@ -1,0 +1,214 @@
+/// Every channel's history in one log (issue 35, "Speed, round 3"): events are appended in
+/// arrival order to one ring of bytes and one ring of records, and each record names the
+/// previous record of its channel, so a channel's events are a chain walked back from its
+/// newest (`ChannelHistory.newest`).
+///
+/// Why one log: with a ring and an entry array per channel, a publish to one of 10,000
+/// channels wrote to two places tens of megabytes apart, two cache misses per publish that no
+/// prefetcher follows (history halved the throughput at 10,000 channels; docs/architecture.md).
+/// Appending to one log writes sequentially, and the channel object the lookup already
+/// brought into cache keeps only its newest record number and its count.
+///
+/// What it costs, decided: limits are applied when reading, not when writing. A record past
+/// its channel's `history` count, or tombstoned (a user's `history_bytes`, a dropped channel),
+/// keeps its bytes until the log wraps past it; the log holds up to `history_bytes` whenever
+/// traffic fills it (before, a channel's ring could hold 2.5× what it counted). Memory is
+/// bounded exactly by `history_bytes`: each record's frame bytes plus `entryCost` are counted.
+///
+/// Record numbers rise forever; record `n` lives in slot `n & mask` while `first <= n <
+/// end`. A number below `first` was evicted (its slot may hold a newer record), so a chain
+/// walk stops there; positions along a valid chain are consecutive (`ChannelHistory`).
+struct HistoryLog {
+    /// One stored event.
+    struct Record {
+        /// The event's `seq`.
+        var seq: Int
+        /// Its position among its channel's events (`ChannelHistory.endPosition` when it
+        /// was recorded).
+        var position: Int
+        /// The record number of the channel's previous event (-1: none).
+        var previous: Int
+        /// Offset of its bytes in the ring.
+        var start: Int
+        /// Length of the middle part (`,"seq":S,"from":"C",…`); the tail (`,"data":…}\n`)
+        /// follows it.
+        var middle: UInt32
+        /// Length of middle plus tail.
+        var length: UInt32
+        /// The account charged for it (`user_limits.history_bytes`); nil without auth, for the
+        /// daemon's own events, and once tombstoned or credited.
+        var owner: UserAccount?
+        /// Tombstoned: no longer readable, its bytes kept until the log wraps past it.
+        var isDead: Bool
+    }
+
+    /// What one event costs besides its bytes: its record.
+    static let entryCost = MemoryLayout<Record>.stride
+    /// The smallest rings allocated.
+    static let minimumBytes = 1 << 16
+    static let minimumRecords = 1 << 10
+
+    /// The byte ring; its whole length is usable.
+    private(set) var bytes: [UInt8] = []
+    /// The record ring (a power of two long, or empty).
+    private var records: [Record] = []
+    /// The oldest record held, and one past the newest.
+    private(set) var first = 0
+    private(set) var end = 0
+    /// Where the next event's bytes go if they fit.
+    private var writeAt = 0
+    /// Frame bytes plus `entryCost` of every record held, tombstoned ones included.
+    private(set) var heldBytes = 0
+    /// The part of `heldBytes` that is tombstoned.
+    private(set) var deadBytes = 0
+
+    /// Records held.
+    var count: Int { end - first }
+
+    private var mask: Int { records.count - 1 }
+
+    /// The record `number`, which must be held.
+    func record(_ number: Int) -> Record { records[number & mask] }
+
+    /// Whether `number` is held and not tombstoned.
+    func isLive(_ number: Int) -> Bool {
+        number >= first && number < end && !records[number & mask].isDead
+    }
+
+    /// The middle and tail of a held record, as slices of the ring.
+    func parts(of number: Int) -> (middle: ArraySlice<UInt8>, tail: ArraySlice<UInt8>) {
+        let record = records[number & mask]
+        let middle = record.start + Int(record.middle)
+        return (bytes[record.start..<middle], bytes[middle..<(record.start + Int(record.length))])
+    }
+
+    // MARK: - Writing
+
+    /// Makes room for an event of `length` bytes without evicting: in place, or by growing
+    /// the rings up to `capacity` bytes.
+    /// - Returns: false when the oldest record must go first.
+    mutating func makeRoom(for length: Int, capacity: Int) -> Bool {
+        if count == records.count {
+            // Held records already take the cap: the oldest goes instead.
+            guard records.isEmpty || count * Self.entryCost < capacity else { return false }
+            growRecords()
+        }
+        if place(length) != nil { return true }
+        let live = heldBytes - count * Self.entryCost
+        let wanted = Swift.max(Self.minimumBytes, 2 * (live + length), bytes.count * 2)
+        let limit = Swift.max(capacity, length)
+        guard bytes.count < limit else { return false }
+        resize(to: Swift.min(wanted, limit))
+        return place(length) != nil
+    }
+
+    /// Where an event of `length` bytes goes, or nil when there is no room.
+    private func place(_ length: Int) -> Int? {
+        guard count > 0 else { return length <= bytes.count ? 0 : nil }
+        let oldest = records[first & mask].start
+        if oldest < writeAt {
+            if length <= bytes.count - writeAt { return writeAt }
+            if length <= oldest { return 0 }
+            return nil
+        }
+        return length <= oldest - writeAt ? writeAt : nil
+    }
+
+    /// Appends an event (after `makeRoom` said yes).
+    /// - Returns: its record number and what it costs (frame bytes plus `entryCost`).
+    mutating func append(seq: Int, position: Int, previous: Int, middle: UnsafeRawBufferPointer,
+                         tail: UnsafeRawBufferPointer, owner: UserAccount?) -> (number: Int, cost: Int) {
+        let length = middle.count + tail.count
+        let start = place(length) ?? 0
+        bytes.withUnsafeMutableBytes { ring in
+            guard let base = ring.baseAddress else { return }
+            if let from = middle.baseAddress { (base + start).copyMemory(from: from, byteCount: middle.count) }
+            if let from = tail.baseAddress { (base + start + middle.count).copyMemory(from: from, byteCount: tail.count) }
+        }
+        writeAt = start + length
+        let number = end
+        records[number & mask] = Record(seq: seq, position: position, previous: previous, start: start,
+                                        middle: UInt32(truncatingIfNeeded: middle.count),
+                                        length: UInt32(truncatingIfNeeded: length), owner: owner, isDead: false)
+        end += 1
+        let cost = length + Self.entryCost
+        heldBytes += cost
+        return (number, cost)
+    }
+
+    // MARK: - Evicting
+
+    /// Drops the oldest record.
+    /// - Returns: its cost, and its owner unless it was tombstoned (then it was credited).
+    mutating func evictOldest() -> (freed: Int, owner: UserAccount?) {
+        guard first < end else { return (0, nil) }
+        let slot = first & mask
+        let record = records[slot]
+        let freed = Int(record.length) + Self.entryCost
+        if record.owner != nil { records[slot].owner = nil }
+        first += 1
+        heldBytes -= freed
+        if record.isDead { deadBytes -= freed }
+        if first == end { writeAt = 0 }
+        return (freed, record.isDead ? nil : record.owner)
+    }
+
+    /// Tombstones a live record.
+    /// - Returns: its cost and owner (to credit), or nil when it was not live.
+    mutating func kill(_ number: Int) -> (freed: Int, owner: UserAccount?)? {
+        guard isLive(number) else { return nil }
+        let slot = number & mask
+        let owner = records[slot].owner
+        records[slot].owner = nil
+        records[slot].isDead = true
+        let freed = Int(records[slot].length) + Self.entryCost
+        deadBytes += freed
+        return (freed, owner)
+    }
+
+    /// Drops everything, releasing the memory (history turned off).
+    /// - Parameter credit: called with each live owned record's account and cost.
+    mutating func removeAll(crediting credit: (_ owner: UserAccount, _ bytes: Int) -> Void) {
+        for number in first..<end {
+            let record = records[number & mask]
+            if !record.isDead, let owner = record.owner { credit(owner, Int(record.length) + Self.entryCost) }
+        }
+        first = end
+        bytes = []
+        records = []
+        writeAt = 0
+        heldBytes = 0
+        deadBytes = 0
+    }
+
+    // MARK: - Growing
+
+    private mutating func growRecords() {
+        let capacity = Swift.max(Self.minimumRecords, records.count * 2)
+        var grown = [Record](repeating: Record(seq: 0, position: 0, previous: -1, start: 0, middle: 0, length: 0,
+                                               owner: nil, isDead: true), count: capacity)
+        for number in first..<end { grown[number & (capacity - 1)] = records[number & mask] }
+        records = grown
+    }
+
+    /// Moves the held records' bytes, oldest first, to the start of a ring of `capacity`.
+    private mutating func resize(to capacity: Int) {
+        var at = 0
+        let ring = [UInt8](unsafeUninitializedCapacity: capacity) { target, initialized in
+            bytes.withUnsafeBytes { source in
+                for number in first..<end {
+                    let slot = number & mask
+                    let length = Int(records[slot].length)
+                    if length > 0, let to = target.baseAddress, let from = source.baseAddress {
+                        UnsafeMutableRawPointer(to + at).copyMemory(from: from + records[slot].start, byteCount: length)
+                    }
+                    records[slot].start = at
+                    at += length
+                }
+            }
+            initialized = capacity
+        }
+        bytes = ring
+        writeAt = at
+    }
+}

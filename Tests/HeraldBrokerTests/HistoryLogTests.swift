@@ -1,0 +1,118 @@
+import Testing
+@testable import HeraldBroker
+
+/// `HistoryLog` (issue 35): every channel's events in one log of a byte ring and a record
+/// ring; events of any size appended, evicted from the front and tombstoned in any order read
+/// back exactly, the rings wrap and grow without losing a byte, and stay within the cap.
+@Suite struct HistoryLogTests {
+    /// A deterministic generator, so a failure repeats.
+    private struct Generator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return state
+        }
+    }
+
+    /// The event bytes for `seq`, each byte derived from `seq` and its offset so a misplaced
+    /// byte shows.
+    private func parts(_ seq: Int, middle: Int, tail: Int) -> ([UInt8], [UInt8]) {
+        let m = (0..<middle).map { UInt8(truncatingIfNeeded: seq &* 31 &+ $0) }
+        let t = (0..<tail).map { UInt8(truncatingIfNeeded: seq &* 17 &+ $0 &+ 7) }
+        return (m, t)
+    }
+
+    private struct Stored {
+        let number: Int
+        let seq: Int
+        let middle: [UInt8]
+        let tail: [UInt8]
+        var isDead = false
+    }
+
+    /// Appends, evicting the oldest while the log says so, as the broker does.
+    private func append(_ log: inout HistoryLog, _ model: inout [Stored], seq: Int, middle: [UInt8], tail: [UInt8],
+                        capacity: Int) {
+        while !log.makeRoom(for: middle.count + tail.count, capacity: capacity) {
+            _ = log.evictOldest()
+            model.removeFirst()
+        }
+        let number = middle.withUnsafeBytes { m in
+            tail.withUnsafeBytes { t in
+                log.append(seq: seq, position: seq, previous: seq - 1, middle: m, tail: t, owner: nil).number
+            }
+        }
+        model.append(Stored(number: number, seq: seq, middle: middle, tail: tail))
+        while log.heldBytes > capacity {
+            _ = log.evictOldest()
+            model.removeFirst()
+        }
+    }
+
+    private func check(_ log: HistoryLog, against model: [Stored], capacity: Int) {
+        #expect(log.count == model.count)
+        #expect(model.first.map { $0.number == log.first } ?? true)
+        for stored in model {
+            #expect(log.isLive(stored.number) == !stored.isDead, "record \(stored.number)")
+            let record = log.record(stored.number)
+            let (middle, tail) = log.parts(of: stored.number)
+            #expect(record.seq == stored.seq && Array(middle) == stored.middle && Array(tail) == stored.tail,
+                    "event \(stored.seq)")
+        }
+        let held = model.reduce(0) { $0 + $1.middle.count + $1.tail.count + HistoryLog.entryCost }
+        let dead = model.filter(\.isDead).reduce(0) { $0 + $1.middle.count + $1.tail.count + HistoryLog.entryCost }
+        #expect(log.heldBytes == held && log.deadBytes == dead)
+        #expect(log.heldBytes <= capacity)
+        #expect(log.bytes.count <= Swift.max(capacity, HistoryLog.minimumBytes), "ring of \(log.bytes.count) bytes")
+    }
+
+    @Test func randomAppendsEvictionsAndTombstonesReadBackExactly() {
+        var generator = Generator(state: 16)
+        var log = HistoryLog()
+        var model: [Stored] = []
+        let capacity = 300_000
+        for seq in 1...30_000 {
+            let large = Int.random(in: 0..<50, using: &generator) == 0
+            let tail = large ? Int.random(in: 1_000...16_384, using: &generator) : Int.random(in: 0...300, using: &generator)
+            let (m, t) = parts(seq, middle: Int.random(in: 1...64, using: &generator), tail: tail)
+            append(&log, &model, seq: seq, middle: m, tail: t, capacity: capacity)
+            if Int.random(in: 0..<10, using: &generator) == 0, !model.isEmpty {
+                let k = Int.random(in: 0..<model.count, using: &generator)
+                let killed = log.kill(model[k].number)
+                #expect((killed != nil) == !model[k].isDead)
+                model[k].isDead = true
+            }
+            if seq % 97 == 0 { check(log, against: model, capacity: capacity) }
+        }
+        check(log, against: model, capacity: capacity)
+    }
+
+    @Test func theRingsGrowFromSmallAndAnEvictedNumberIsNeverLiveAgain() {
+        var log = HistoryLog()
+        var model: [Stored] = []
+        let capacity = 1 << 20
+        for seq in 1...50_000 {
+            let (m, t) = parts(seq, middle: 12, tail: 20)
+            append(&log, &model, seq: seq, middle: m, tail: t, capacity: capacity)
+        }
+        #expect(log.count == model.count && log.count < 50_000, "the cap evicted the oldest")
+        #expect(!log.isLive(0) && !log.isLive(log.first - 1), "evicted numbers are not live even where slots are reused")
+        #expect(log.isLive(log.end - 1) && !log.isLive(log.end))
+        check(log, against: model, capacity: capacity)
+    }
+
+    @Test func removeAllCreditsEveryLiveOwnedRecordAndEmptiesTheLog() {
+        var log = HistoryLog()
+        var model: [Stored] = []
+        for seq in 1...100 {
+            let (m, t) = parts(seq, middle: 10, tail: 10)
+            append(&log, &model, seq: seq, middle: m, tail: t, capacity: 1 << 20)
+        }
+        _ = log.kill(model[5].number)
+        var credited = 0
+        log.removeAll { _, _ in credited += 1 }
+        #expect(credited == 0, "no record had an owner")
+        #expect(log.count == 0 && log.heldBytes == 0 && log.deadBytes == 0 && log.bytes.isEmpty)
+        #expect(!log.isLive(model[99].number))
+    }
+}
