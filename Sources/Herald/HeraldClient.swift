@@ -29,6 +29,8 @@ public final class HeraldClient: Sendable {
     let loop: IOLoop
     let orderedQueue: DispatchQueue
     let backgroundQueue: DispatchQueue
+    /// Watches the device's network path (Apple: `NWPathMonitor`); nil on Linux.
+    let pathMonitor: (any PathMonitor)?
 
     /// Creates a client for a TCP endpoint; nothing happens until `connect()`.
     /// - Parameters:
@@ -51,17 +53,27 @@ public final class HeraldClient: Sendable {
 
     /// Creates a client from a full configuration; nothing happens until `connect()`.
     /// - Parameter configuration: endpoint, identity, reconnect policy, timeouts.
-    public init(configuration: ClientConfiguration) {
+    public convenience init(configuration: ClientConfiguration) {
+        self.init(configuration: configuration,
+                  pathMonitor: configuration.followsNetworkPath ? makeSystemPathMonitor() : nil)
+    }
+
+    /// Creates a client whose network path news come from `pathMonitor` (tests drive the
+    /// reconnect logic through a double; nil: no monitor, the backoff alone decides).
+    init(configuration: ClientConfiguration, pathMonitor: (any PathMonitor)?) {
         self.configuration = configuration
+        self.pathMonitor = pathMonitor
         let instance = configuration.instance ?? UUID().uuidString.lowercased()
         self.instance = instance
         self.helloInfo = Self.makeHelloInfo(instance: instance, appInfo: configuration.info)
         self.loop = IOLoop(maxLine: configuration.maxLine)
         self.orderedQueue = DispatchQueue(label: "herald.client.ordered")
         self.backgroundQueue = DispatchQueue(label: "herald.client.background", attributes: .concurrent)
+        pathMonitor?.start { [weak loop] news in loop?.pathChanged(news) }
     }
 
     deinit {
+        pathMonitor?.cancel()
         loop.requestStop()
         let bindings = state.withLock { state in state.subscriptions.values.map(\.binding) }
         for binding in bindings { binding.end(.clientClosed) }
@@ -144,6 +156,7 @@ public final class HeraldClient: Sendable {
             state.observers = [:]
             return (pending, waiters, observers, state.subscriptions.values.map(\.binding))
         }
+        pathMonitor?.cancel()
         loop.requestStop()
         for entry in pending { entry.complete(.failure(.closed)) }
         for waiter in waiters { waiter.resume(returning: .failure(.closed)) }
@@ -196,6 +209,16 @@ public final class HeraldClient: Sendable {
     func report(_ error: HeraldClientError) {
         let handler = state.withLock { $0.errorHandler }
         handler?(error)
+    }
+
+    /// Hands a problem to its owner's handler (a subscription's ``SubscriptionOptions/onError``,
+    /// a declared channel's or link's `onError`), else to the client's error handler.
+    func report(_ error: HeraldClientError, to owner: (@Sendable (HeraldClientError) -> Void)?) {
+        guard let owner else {
+            report(error)
+            return
+        }
+        owner(error)
     }
 
     // MARK: Sending

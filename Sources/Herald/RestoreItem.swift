@@ -45,6 +45,16 @@ enum RestoreItem: Sendable {
         return true
     }
 
+    /// Who hears of a final refusal: the subscription's own `onError` (for a lock by name, that
+    /// subscription's), a declared channel's or link's `onError`; nil: the client's handler.
+    func errorHandler(in state: ClientState) -> (@Sendable (HeraldClientError) -> Void)? {
+        switch self {
+        case .subscription(let binding, _): return binding.onError
+        case .lock(let lock): return lock.sub.flatMap { state.subscriptions[$0]?.binding.onError }
+        case .instanceChannel, .link: return state.ownerErrorHandlers[key]
+        }
+    }
+
     /// The report of a final refusal with `cause`.
     func failure(_ cause: HeraldClientError, in state: ClientState) -> HeraldClientError {
         switch self {
