@@ -120,6 +120,14 @@ public struct ClientConfiguration: Sendable {
     /// reconnects the moment the path is back, without waiting out the backoff; a better path
     /// (Wi-Fi after cellular) moves the connection to it.
     public var followsNetworkPath: Bool = true
+    /// Keep `publish`/`post` made while disconnected and send them after the reconnect, each
+    /// with an idempotency `id` so none is delivered twice (``OfflinePublishing``); nil (the
+    /// default): they throw ``HeraldClientError/notConnected``.
+    public var offlinePublishing: OfflinePublishing?
+    /// The most bytes queued for the daemon before `post` throws
+    /// ``HeraldClientError/outboundFull(bytes:)`` (default 8 MiB): await
+    /// ``HeraldClient/waitForOutboundRoom()`` to post on at the network's pace.
+    public var maxOutboundBytes: Int = 8 << 20
 
     /// Creates a configuration.
     /// - Parameters:

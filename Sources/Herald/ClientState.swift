@@ -146,6 +146,13 @@ struct ClientState {
     /// Counts the connections set up (`hello` answered): a restore retry scheduled on one does
     /// nothing on a later one, which restores everything itself.
     var generation = 0
+    /// Publishes kept until answered (``OfflinePublishing``).
+    var outbox = Outbox()
+    /// Bytes the I/O thread still had to write at its last pass (for `maxOutboundBytes`).
+    var writerBacklog = 0
+    /// Callers of `waitForOutboundRoom()`, by id.
+    var roomWaiters: [Int: CheckedContinuation<Result<Void, HeraldClientError>, Never>] = [:]
+    var nextRoomWaiter = 0
     /// The `onError` of declared channels and links whose owner gave one (by their key).
     var ownerErrorHandlers: [RestoreKey: @Sendable (HeraldClientError) -> Void] = [:]
     /// What this connection's restore still waits for; `.restored` once it is empty.
@@ -166,6 +173,9 @@ struct ClientState {
         pending[rid] = PendingAnswer(deadline: deadline, complete: complete)
         return rid
     }
+
+    /// Bytes queued for the daemon: not yet taken by the I/O thread, or taken and not written.
+    var outboundBytes: Int { outbound.count + writerBacklog }
 
     /// Marks `key` restored (answered, or refused for good); when it was the last one on a
     /// connected link, the state becomes `.restored`.

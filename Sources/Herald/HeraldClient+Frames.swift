@@ -105,7 +105,7 @@ extension HeraldClient {
     /// `hello` answered: restore (`restoreLines`, all in one write), then open the link to callers.
     private func linkEstablished() {
         let (observers, restored, waiters, lines, epochChange) = state.withLock { state in
-            let lines = restoreLines(&state)
+            let lines = restoreLines(&state) + outboxLines(&state)
             state.linkUp = true
             state.everConnected = true
             let observers = state.transition(to: .connected)

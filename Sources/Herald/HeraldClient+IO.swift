@@ -100,10 +100,21 @@ extension HeraldClient {
 
     /// Writes pending bytes, waits up to 200 ms for input, reads it.
     private func pump() {
-        let outbound = state.withLock { state -> [UInt8] in
+        let limit = configuration.maxOutboundBytes
+        let backlog = loop.backlog.count - loop.backlogOffset
+        let (outbound, roomWaiters) = state.withLock { state in
             defer { state.outbound = [] }
-            return state.outbound
+            // The bytes the last pass could not write, for `post`'s bound: it is soft by what
+            // callers queue between two passes.
+            state.writerBacklog = backlog + state.outbound.count
+            var waiters: [CheckedContinuation<Result<Void, HeraldClientError>, Never>] = []
+            if !state.roomWaiters.isEmpty, state.writerBacklog <= limit {
+                waiters = Array(state.roomWaiters.values)
+                state.roomWaiters = [:]
+            }
+            return (state.outbound, waiters)
         }
+        for waiter in roomWaiters { waiter.resume(returning: .success(())) }
         loop.backlog.append(contentsOf: outbound)
         do {
             try loop.flush()
@@ -211,17 +222,23 @@ extension HeraldClient {
         // Events read before the loss still reach their handlers, before anything ends.
         loop.deliveries.flush()
         loop.dropSocket()
-        let pending = state.withLock { state -> [PendingAnswer] in
+        let (pending, roomWaiters) = state.withLock { state in
             state.linkUp = false
             state.outbound = []
+            state.writerBacklog = 0
             state.unrestored = []
             if let epoch = state.info?.epoch { state.previousEpoch = epoch }
             for name in state.subscriptions.keys { state.subscriptions[name]?.acked = false }
             state.abandoned = []
-            defer { state.pending = [:] }
-            return Array(state.pending.values)
+            defer {
+                state.pending = [:]
+                state.roomWaiters = [:]
+            }
+            return (Array(state.pending.values), Array(state.roomWaiters.values))
         }
         for entry in pending { entry.complete(.failure(.disconnected)) }
+        // No link, no queue to wait for: a `post` now throws `.notConnected` (or is kept).
+        for waiter in roomWaiters { waiter.resume(returning: .success(())) }
     }
 
     /// Suspends or resumes as the app asked (`suspend()`/`resume()`).

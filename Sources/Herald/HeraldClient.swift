@@ -29,6 +29,8 @@ public final class HeraldClient: Sendable {
     let loop: IOLoop
     let orderedQueue: DispatchQueue
     let backgroundQueue: DispatchQueue
+    /// The start of this client's idempotency `id`s (``OfflinePublishing``): 64 random bits.
+    let publishIDPrefix: String
     /// Watches the device's network path (Apple: `NWPathMonitor`); nil on Linux.
     let pathMonitor: (any PathMonitor)?
 
@@ -63,6 +65,7 @@ public final class HeraldClient: Sendable {
     init(configuration: ClientConfiguration, pathMonitor: (any PathMonitor)?) {
         self.configuration = configuration
         self.pathMonitor = pathMonitor
+        self.publishIDPrefix = String(UInt64.random(in: .min ... .max), radix: 36) + "-"
         let instance = configuration.instance ?? UUID().uuidString.lowercased()
         self.instance = instance
         self.helloInfo = Self.makeHelloInfo(instance: instance, appInfo: configuration.info)
@@ -144,6 +147,10 @@ public final class HeraldClient: Sendable {
     ///
     /// Frames already handed to the client (e.g. a `post`) are still written, for up to a second.
     public func close() {
+        let (kept, roomWaiters) = state.withLock { state in
+            defer { state.roomWaiters = [:] }
+            return (state.outbox.removeAll(), Array(state.roomWaiters.values))
+        }
         let (pending, waiters, observers, bindings) = state.withLock { state in
             state.closed = true
             state.linkUp = false
@@ -159,6 +166,8 @@ public final class HeraldClient: Sendable {
         pathMonitor?.cancel()
         loop.requestStop()
         for entry in pending { entry.complete(.failure(.closed)) }
+        for entry in kept { entry.complete(.failure(.closed)) }
+        for waiter in roomWaiters { waiter.resume(returning: .failure(.closed)) }
         for waiter in waiters { waiter.resume(returning: .failure(.closed)) }
         for observer in observers {
             observer.yield(.disconnected(.closedByClient))
