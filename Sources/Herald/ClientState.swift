@@ -153,6 +153,10 @@ struct ClientState {
     /// Callers of `waitForOutboundRoom()`, by id.
     var roomWaiters: [Int: CheckedContinuation<Result<Void, HeraldClientError>, Never>] = [:]
     var nextRoomWaiter = 0
+    /// Owners of declared channels (``HeraldClient/declare(_:owner:onError:)``), by channel.
+    var channelOwners: [String: WeakOwner] = [:]
+    /// Owners of links, by linked channel.
+    var linkOwners: [String: WeakOwner] = [:]
     /// The `onError` of declared channels and links whose owner gave one (by their key).
     var ownerErrorHandlers: [RestoreKey: @Sendable (HeraldClientError) -> Void] = [:]
     /// What this connection's restore still waits for; `.restored` once it is empty.

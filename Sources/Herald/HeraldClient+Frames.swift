@@ -351,6 +351,7 @@ extension HeraldClient {
 
     /// Drops subscriptions whose weak owner is gone, and tells the daemon.
     func sweepDeadOwners() {
+        sweepDeadObjectOwners()
         let probed = state.withLock { state in state.subscriptions.values.compactMap { $0.binding.ownerProbe == nil ? nil : $0.binding } }
         for binding in probed { binding.ownerProbe?(binding) }
         let dead = state.withLock { state -> [SubscriptionBinding] in

@@ -36,9 +36,14 @@ enum RestoreItem: Sendable {
     /// - Returns: false when it was no longer wanted (nothing to report then).
     func forget(in state: inout ClientState) -> Bool {
         guard isWanted(in: state) else { return false }
+        state.ownerErrorHandlers[key] = nil
         switch self {
-        case .instanceChannel(let name): state.declared.removeAll { $0 == name }
-        case .link(let link): state.links.removeAll { $0 == link }
+        case .instanceChannel(let name):
+            state.declared.removeAll { $0 == name }
+            state.channelOwners[name] = nil
+        case .link(let link):
+            state.links.removeAll { $0 == link }
+            state.linkOwners[link.channel] = nil
         case .lock(let lock): state.locks.removeAll { $0 == lock }
         case .subscription(let binding, _): state.subscriptions[binding.name] = nil
         }
