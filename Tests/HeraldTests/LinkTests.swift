@@ -12,7 +12,7 @@ import Testing
 
     /// Where a signal raised on `channel` was handled (nil: nobody stopped it).
     private func handledAt(_ sender: HeraldClient, _ channel: Channel) async throws -> String? {
-        try await sender.signal(raw: nil, on: channel, timeout: 5).result().at
+        try await sender.signal(raw: nil, on: channel, timeout: .seconds(5)).result().at
     }
 
     /// The link the daemon lists for `channel`, asked until `expected` shows or time runs out.
