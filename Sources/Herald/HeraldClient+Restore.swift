@@ -18,8 +18,11 @@ extension HeraldClient {
     /// on its name (the daemon refuses a name lock without the subscription).
     func restoreLines(_ state: inout ClientState) -> [UInt8] {
         state.generation += 1
+        // A lock on a subscription's name goes out with that subscription only: one whose
+        // subscription is gone (the lock outlives it, for a later re-bind) is not waited for.
+        let sentLocks = state.locks.filter { lock in lock.sub.map { state.subscriptions[$0] != nil } ?? true }
         state.unrestored = Set(state.declared.map { RestoreKey.instanceChannel($0) } + state.links.map { .link($0) }
-            + state.locks.map { .lock($0) } + state.subscriptions.keys.map { .subscription($0) })
+            + sentLocks.map { .lock($0) } + state.subscriptions.keys.map { .subscription($0) })
         var lines: [UInt8] = []
         for name in state.declared { lines += restoreLine(.instanceChannel(name), state: &state) }
         for link in state.links { lines += restoreLine(.link(link), state: &state) }

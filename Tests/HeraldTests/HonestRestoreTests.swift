@@ -50,6 +50,30 @@ import Testing
         #expect(client.declaredChannels == [Channel("car", "7")])
     }
 
+    @Test func restoredCountsLocksButNotOneWhoseSubscriptionIsGone() async throws {
+        let daemon = try ScriptedDaemon()
+        let client = try await client(daemon)
+        defer { client.close() }
+        let feed = try client.subscribe(raw: Channel("chat", "lobby"), options: SubscriptionOptions(name: "feed")) { _, _ in }
+        let kept = try client.subscribe(raw: Channel("chat", "kept"), options: SubscriptionOptions(name: "kept")) { _, _ in }
+        try await feed.ready()
+        try await kept.ready()
+        try await client.lock(subscription: "feed")
+        try await client.lock(subscription: "kept")
+        try await client.lock(Channel("app", .rest))
+        feed.cancel()   // its name lock stays, for a later re-bind, but goes out with no `sub`
+        let states = recordStates(client)
+
+        daemon.dropNewest()
+        #expect(await eventually(within: 20) {
+            let all = states.value
+            guard let lost = all.lastIndex(where: { if case .disconnected = $0 { true } else { false } }) else { return false }
+            return all[lost...].contains(.restored)
+        }, "\(states.value)")
+        let newest = daemon.received.map(\.connection).max() ?? 0
+        #expect(daemon.received.filter { $0.connection == newest && $0.op == "lock" }.count == 2, "the channel lock and kept's")
+    }
+
     @Test func aRefusedRestoreIsToldToTheSubscriptionsOwnHandler() async throws {
         let daemon = try ScriptedDaemon()
         let client = try await client(daemon)
