@@ -84,7 +84,9 @@ public final class HeraldClient: Sendable {
 
     // MARK: Connecting
 
-    /// Connects and waits until the daemon answered `hello` and subscriptions are restored.
+    /// Connects and waits until the daemon answered `hello`: calls work from then on, and the
+    /// restore of what the client holds is sent (``ConnectionState/restored`` in
+    /// ``stateUpdates()`` says when the daemon answered all of it).
     ///
     /// Subscribing before connecting is fine: the subscriptions are sent once connected. By
     /// default a failed first attempt throws and nothing retries; with `waitsForConnectivity`
