@@ -46,7 +46,7 @@ import Testing
         daemon.dropNewest()
         #expect(await eventually(within: 20) { subsWhenRestored.value != nil }, "\(states.value)")
         #expect(subsWhenRestored.value == 4, "restored only after the accepted retry")
-        #expect(states.value.filter { $0 == .connected }.count == 1)
+        #expect(await eventually { states.value.filter { $0 == .connected }.count == 1 }, "\(states.value)")
         #expect(client.declaredChannels == [Channel("car", "7")])
     }
 
