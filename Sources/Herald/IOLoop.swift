@@ -82,7 +82,11 @@ final class IOLoop: @unchecked Sendable {
 
     var stopRequested: Bool { stopFlag.load(ordering: .acquiring) }
 
-    /// Takes news from the path monitor or the transport (any thread) and wakes the loop.
+    /// Takes news from the path monitor or the transport (any thread).
+    ///
+    /// It does not wake the thread: a wake-up aborts a connect attempt under way (it means
+    /// "closing" there), and the monitor's first report or a viability change may come during
+    /// one. The loop reads the flags at its next tick, within 200 ms, in every phase.
     func pathChanged(_ news: PathNews) {
         switch news {
         case .satisfied:
@@ -95,7 +99,6 @@ final class IOLoop: @unchecked Sendable {
         case .viable(let viable):
             if viable { probeWanted.store(true, ordering: .releasing) }
         }
-        wakeSignal.wake()
     }
 
     /// Whether the network path is usable, as far as the monitor knows.
