@@ -26,7 +26,7 @@ func startAdder(_ client: HeraldClient) throws(HeraldClientError) -> Subscriptio
 /// The requester side: a typed reply, and the two ways a request can go unanswered.
 func addRemotely(_ client: HeraldClient, _ a: Int, _ b: Int) async -> String {
     do {
-        let sum = try await client.request(Add(a: a, b: b), timeout: 10)
+        let sum = try await client.request(Add(a: a, b: b), timeout: .seconds(10))
         return "sum \(sum)"
     } catch .noResponders {
         return "no adder is running"          // at once: nothing subscribes to calc.add

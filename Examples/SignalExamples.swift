@@ -19,7 +19,7 @@ func handleSaves(_ client: HeraldClient) throws(HeraldClientError) -> Subscripti
 
 /// The sender: progress as it comes, then who handled it.
 func requestSave(_ client: HeraldClient, revision: Int) async throws(HeraldClientError) -> String? {
-    let call = try client.signal(SaveRequest(revision: revision), timeout: 5)
+    let call = try client.signal(SaveRequest(revision: revision), timeout: .seconds(5))
     for await progress in call.callbacks { print("progress from", progress.from ?? "?") }
     return try await call.result().handledBy
 }

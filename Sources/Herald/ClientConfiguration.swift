@@ -114,6 +114,20 @@ public struct ClientConfiguration: Sendable {
     /// `max_info_bytes` (default 1 KiB) and refuses a longer `hello`. A value that is not an
     /// object is sent as it is, without `instance`.
     public var info: RawJSON?
+    /// Whether the client watches the device's network path (default true; Apple platforms,
+    /// `NWPathMonitor`; Linux has no monitor): with no usable path a lost connection waits in
+    /// ``ConnectionState/waitingForNetwork`` instead of burning reconnect attempts, and
+    /// reconnects the moment the path is back, without waiting out the backoff; a better path
+    /// (Wi-Fi after cellular) moves the connection to it.
+    public var followsNetworkPath: Bool = true
+    /// Keep `publish`/`post` made while disconnected and send them after the reconnect, each
+    /// with an idempotency `id` so none is delivered twice (``OfflinePublishing``); nil (the
+    /// default): they throw ``HeraldClientError/notConnected``.
+    public var offlinePublishing: OfflinePublishing?
+    /// The most bytes queued for the daemon before `post` throws
+    /// ``HeraldClientError/outboundFull(bytes:)`` (default 8 MiB): await
+    /// ``HeraldClient/waitForOutboundRoom()`` to post on at the network's pace.
+    public var maxOutboundBytes: Int = 8 << 20
 
     /// Creates a configuration.
     /// - Parameters:

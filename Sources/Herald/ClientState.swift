@@ -146,6 +146,21 @@ struct ClientState {
     /// Counts the connections set up (`hello` answered): a restore retry scheduled on one does
     /// nothing on a later one, which restores everything itself.
     var generation = 0
+    /// Publishes kept until answered (``OfflinePublishing``).
+    var outbox = Outbox()
+    /// Bytes the I/O thread still had to write at its last pass (for `maxOutboundBytes`).
+    var writerBacklog = 0
+    /// Callers of `waitForOutboundRoom()`, by id.
+    var roomWaiters: [Int: CheckedContinuation<Result<Void, HeraldClientError>, Never>] = [:]
+    var nextRoomWaiter = 0
+    /// Owners of declared channels (``HeraldClient/declare(_:owner:onError:)``), by channel.
+    var channelOwners: [String: WeakOwner] = [:]
+    /// Owners of links, by linked channel.
+    var linkOwners: [String: WeakOwner] = [:]
+    /// The `onError` of declared channels and links whose owner gave one (by their key).
+    var ownerErrorHandlers: [RestoreKey: @Sendable (HeraldClientError) -> Void] = [:]
+    /// What this connection's restore still waits for; `.restored` once it is empty.
+    var unrestored: Set<RestoreKey> = []
 
     /// Appends a frame; returns true when the I/O thread must be woken (queue was empty).
     mutating func enqueue(_ line: [UInt8]) -> Bool {
@@ -161,6 +176,24 @@ struct ClientState {
         let deadline = timeout.map { DispatchTime.now().uptimeNanoseconds + UInt64(max(0, $0) * 1e9) }
         pending[rid] = PendingAnswer(deadline: deadline, complete: complete)
         return rid
+    }
+
+    /// Bytes queued for the daemon: not yet taken by the I/O thread, or taken and not written.
+    var outboundBytes: Int { outbound.count + writerBacklog }
+
+    /// Marks `key` restored (answered, or refused for good); when it was the last one on a
+    /// connected link, the state becomes `.restored`.
+    /// - Returns: the observers to tell of `.restored` (empty when nothing changed).
+    mutating func settleRestore(_ key: RestoreKey) -> [AsyncStream<ConnectionState>.Continuation] {
+        guard unrestored.remove(key) != nil else { return [] }
+        return restoredIfDone()
+    }
+
+    /// `.restored` when nothing waits any more and the link is up but not yet restored.
+    /// - Returns: the observers to tell.
+    mutating func restoredIfDone() -> [AsyncStream<ConnectionState>.Continuation] {
+        guard unrestored.isEmpty, linkUp, connection == .connected else { return [] }
+        return transition(to: .restored)
     }
 
     /// Records a connection state change; returns the observers to tell.

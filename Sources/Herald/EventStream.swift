@@ -107,8 +107,9 @@ extension HeraldClient {
         buffering: StreamBuffering = .newest(1024)
     ) throws(HeraldClientError) -> EventStream<Event> {
         let (buffer, subscription) = try streamSubscription(topic.channel, options: options, buffering: buffering)
+        let onError = options.onError
         let onFailure: @Sendable (HeraldClientError, EventMetadata) -> Void = options.onDecodingFailure ?? { [weak self] error, _ in
-            self?.report(error)
+            self?.report(error, to: onError)
         }
         return EventStream(buffer: buffer, onFailure: onFailure, subscription: subscription)
     }

@@ -104,19 +104,28 @@ extension HeraldClient {
 
     /// `hello` answered: restore (`restoreLines`, all in one write), then open the link to callers.
     private func linkEstablished() {
-        let (observers, waiters, lines) = state.withLock { state in
-            let lines = restoreLines(&state)
+        let (observers, restored, waiters, lines, epochChange) = state.withLock { state in
+            let lines = restoreLines(&state) + outboxLines(&state)
             state.linkUp = true
             state.everConnected = true
             let observers = state.transition(to: .connected)
+            let restored = state.restoredIfDone()
             state.retryFirstConnect = false
+            var epochChange: HeraldClientError?
+            if let previous = state.previousEpoch, let current = state.info?.epoch, previous != current {
+                epochChange = .epochChanged(previous: previous, current: current)
+            }
             defer { state.connectWaiters = [:] }
-            return (observers, Array(state.connectWaiters.values), lines)
+            return (observers, restored, Array(state.connectWaiters.values), lines, epochChange)
         }
         loop.backlog.append(contentsOf: lines)
         loop.phase = .running
         loop.attempt = 0
+        // Path news from before this connection are stale now.
+        _ = loop.takePathReturned()
         notify(observers, of: .connected)
+        if let epochChange { report(epochChange) }
+        notify(restored, of: .restored)
         for waiter in waiters { waiter.resume(returning: .success(())) }
     }
 
@@ -144,9 +153,11 @@ extension HeraldClient {
         let channel = record.channel
         let isHandler = record.signalHandler != nil
         let current = record.current
-        // Handlers have no history to lose; `current` subscriptions get the state again. A
-        // caller's own `since` is checked on the first `sub` too.
-        let reportLoss = (attempt.restoring && record.everAcked && !isHandler && !current && !record.refetchesOnRestore)
+        // Handlers have no history to lose; `current` subscriptions get the state again; one
+        // that never had an event (no `seq`) missed nothing it could catch up on. A caller's
+        // own `since` is checked on the first `sub` too.
+        let reportLoss = (attempt.restoring && record.everAcked && record.lastSeq != nil && !isHandler && !current
+                          && !record.refetchesOnRestore)
             || (!record.everAcked && record.requestedSince != nil)
         let rid = state.register(timeout: nil) { [weak self] result in
             self?.subscribeAnswered(binding, channel: channel, result: result, attempt: attempt, checksRecovery: reportLoss)
@@ -164,8 +175,10 @@ extension HeraldClient {
     }
 
     /// The answer to a `sub`. `checksRecovery`: events may have been missed (a restore of a
-    /// subscription that was up, or the caller's own `since`), so the outcome is recorded on
-    /// the token and a loss reported as `historyLost`.
+    /// subscription that had events, or the caller's own `since`), so the outcome is recorded
+    /// on the token. A `since` the daemon could not serve is reported as `historyLost` to the
+    /// subscription's own error handler (else the client's); a restore on a new data set
+    /// (no `since` asked) is covered by the one `epochChanged` notice of the reconnect.
     private func subscribeAnswered(_ binding: SubscriptionBinding, channel: Channel, result: Result<ServerFrame, HeraldClientError>,
                                    attempt: SubscribeAttempt, checksRecovery: Bool) {
         let name = binding.name
@@ -181,9 +194,10 @@ extension HeraldClient {
             if checksRecovery { binding.recordRecovery(recovered) }
             binding.onAcknowledged?()
             binding.settle(.success(()))
-            if checksRecovery, !recovered {
-                report(.historyLost(subscription: name, channel: channel.name))
+            if checksRecovery, !recovered, attempt.since != nil {
+                report(.historyLost(subscription: name, channel: channel.name), to: binding.onError)
             }
+            if attempt.restoring { settle(.subscription(binding, since: attempt.since), generation: attempt.generation) }
         case .failure(.server(let code, let message, let op)):
             if attempt.since != nil, code == "bad_field" {
                 // A daemon without history refuses `since`: subscribe again without it.
@@ -217,8 +231,9 @@ extension HeraldClient {
         binding.settle(.failure(error))
         if let failure {
             binding.end(.refused(error))
-            report(failure)
+            report(failure, to: binding.onError)
         }
+        if attempt.restoring { settle(item, generation: attempt.generation) }
     }
 
     // MARK: Events
@@ -336,6 +351,7 @@ extension HeraldClient {
 
     /// Drops subscriptions whose weak owner is gone, and tells the daemon.
     func sweepDeadOwners() {
+        sweepDeadObjectOwners()
         let probed = state.withLock { state in state.subscriptions.values.compactMap { $0.binding.ownerProbe == nil ? nil : $0.binding } }
         for binding in probed { binding.ownerProbe?(binding) }
         let dead = state.withLock { state -> [SubscriptionBinding] in

@@ -23,9 +23,13 @@ extension HeraldClient {
             shutdownLoop()
             return false
         }
+        if suspensionStep() { return true }
         switch loop.phase {
         case .stopped:
             return false
+        case .suspended:
+            // Resumed: a reconnect like any other (restore, `since` catch-up), without backoff.
+            loop.phase = .connect(attempt: 1)
         case .connect(let attempt):
             connectStep(attempt: attempt)
         case .backoff(let until, let attempt):
@@ -33,6 +37,13 @@ extension HeraldClient {
             if state.withLock({ !$0.everConnected && !$0.retryFirstConnect }) {
                 // Every `connect(waitsForConnectivity:)` caller was cancelled: stop trying.
                 connectionEnded(.failure("connect cancelled"), failedAttempt: attempt)
+            } else if loop.takePathReturned() {
+                // The network is back: no reason to wait out the rest of the backoff.
+                loop.phase = .connect(attempt: attempt)
+            } else if !loop.isPathSatisfied {
+                // No network: attempts cannot succeed; wait for the path, not for a timer.
+                notify(state.withLock { $0.transition(to: .waitingForNetwork) }, of: .waitingForNetwork)
+                waitForWake(milliseconds: 200)
             } else if now >= until {
                 loop.phase = .connect(attempt: attempt)
             } else {
@@ -45,10 +56,22 @@ extension HeraldClient {
                 pump()
             }
         case .running:
+            if loop.takeBetterPath() {
+                moveToBetterPath()
+                return true
+            }
+            if loop.takeProbe() { loop.backlog.append(contentsOf: FrameWriter(op: "ping").finished()) }
             pump()
             if case .running = loop.phase { runTimers() }
         }
         return true
+    }
+
+    /// A better network path is available (Wi-Fi after cellular): the connection moves to it
+    /// at once, as a reconnect (restore, `since` catch-up), without backoff.
+    private func moveToBetterPath() {
+        lose(.failure("moving to a better network path"))
+        if case .backoff(_, let attempt) = loop.phase { loop.phase = .connect(attempt: attempt) }
     }
 
     private func waitForWake(milliseconds: Int) {
@@ -62,7 +85,9 @@ extension HeraldClient {
         do {
             let endpoints = configuration.endpoints
             let socket = try PlatformTransport.connect(to: endpoints[loop.endpointIndex % endpoints.count], tls: configuration.tls,
-                                                       timeout: configuration.connectTimeout, wake: loop.wakeSignal)
+                                                       timeout: configuration.connectTimeout, wake: loop.wakeSignal) { [weak loop] news in
+                loop?.pathChanged(news)
+            }
             loop.socket = socket
             loop.attempt = attempt
             loop.lastHeard = IOLoop.now
@@ -75,10 +100,21 @@ extension HeraldClient {
 
     /// Writes pending bytes, waits up to 200 ms for input, reads it.
     private func pump() {
-        let outbound = state.withLock { state -> [UInt8] in
+        let limit = configuration.maxOutboundBytes
+        let backlog = loop.backlog.count - loop.backlogOffset
+        let (outbound, roomWaiters) = state.withLock { state in
             defer { state.outbound = [] }
-            return state.outbound
+            // The bytes the last pass could not write, for `post`'s bound: it is soft by what
+            // callers queue between two passes.
+            state.writerBacklog = backlog + state.outbound.count
+            var waiters: [CheckedContinuation<Result<Void, HeraldClientError>, Never>] = []
+            if !state.roomWaiters.isEmpty, state.writerBacklog <= limit {
+                waiters = Array(state.roomWaiters.values)
+                state.roomWaiters = [:]
+            }
+            return (state.outbound, waiters)
         }
+        for waiter in roomWaiters { waiter.resume(returning: .success(())) }
         loop.backlog.append(contentsOf: outbound)
         do {
             try loop.flush()
@@ -176,20 +212,53 @@ extension HeraldClient {
 
     /// The link is gone: fail what waited for it, then reconnect or stop.
     func lose(_ reason: DisconnectReason) {
+        tearDown()
+        connectionEnded(reason, failedAttempt: loop.attempt)
+    }
+
+    /// Closes the link and fails what waited for an answer on it; what the client holds stays
+    /// to be restored on the next connection.
+    private func tearDown() {
         // Events read before the loss still reach their handlers, before anything ends.
         loop.deliveries.flush()
         loop.dropSocket()
-        let pending = state.withLock { state -> [PendingAnswer] in
+        let (pending, roomWaiters) = state.withLock { state in
             state.linkUp = false
             state.outbound = []
+            state.writerBacklog = 0
+            state.unrestored = []
             if let epoch = state.info?.epoch { state.previousEpoch = epoch }
             for name in state.subscriptions.keys { state.subscriptions[name]?.acked = false }
             state.abandoned = []
-            defer { state.pending = [:] }
-            return Array(state.pending.values)
+            defer {
+                state.pending = [:]
+                state.roomWaiters = [:]
+            }
+            return (Array(state.pending.values), Array(state.roomWaiters.values))
         }
         for entry in pending { entry.complete(.failure(.disconnected)) }
-        connectionEnded(reason, failedAttempt: loop.attempt)
+        // No link, no queue to wait for: a `post` now throws `.notConnected` (or is kept).
+        for waiter in roomWaiters { waiter.resume(returning: .success(())) }
+    }
+
+    /// Suspends or resumes as the app asked (`suspend()`/`resume()`).
+    /// - Returns: true while suspended (the step is done: it waited for news).
+    private func suspensionStep() -> Bool {
+        guard loop.suspendRequested else { return false }
+        switch loop.phase {
+        case .stopped:
+            return false
+        case .suspended:
+            break
+        default:
+            flushBacklog(seconds: 0.5)
+            tearDown()
+            loop.phase = .suspended
+            loop.attempt = 0
+            notify(state.withLock { $0.transition(to: .suspended) }, of: .suspended)
+        }
+        waitForWake(milliseconds: 200)
+        return true
     }
 
     /// After a failed attempt or a lost link: give up (first connection, policy) or back off.
@@ -221,19 +290,24 @@ extension HeraldClient {
 
     /// Stop requested: write what was queued (up to a second), then close.
     private func shutdownLoop() {
+        flushBacklog(seconds: 1)
+        loop.dropSocket()
+        loop.phase = .stopped
+        state.withLock { $0.threadRunning = false }
+    }
+
+    /// Writes the backlog (and what callers queued) for up to `seconds`, before a close.
+    private func flushBacklog(seconds: Double) {
         let outbound = state.withLock { state -> [UInt8] in
             defer { state.outbound = [] }
             return state.outbound
         }
         loop.backlog.append(contentsOf: outbound)
-        let deadline = IOLoop.now + 1_000_000_000
+        let deadline = IOLoop.now + UInt64(seconds * 1e9)
         while let socket = loop.socket, loop.hasBacklog, IOLoop.now < deadline {
             do { try loop.flush() } catch { break }
             if loop.hasBacklog { _ = socket.wait(milliseconds: 50, writable: true, wake: loop.wakeSignal) }
         }
-        loop.dropSocket()
-        loop.phase = .stopped
-        state.withLock { $0.threadRunning = false }
     }
 
     /// Tells state observers about a change (outside the lock).

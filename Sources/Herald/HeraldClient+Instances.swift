@@ -34,7 +34,11 @@ extension HeraldClient {
     public func remove(_ channel: Channel) async throws(HeraldClientError) {
         let name = try channel.validatedConcrete().name
         // Forgotten first: if the link drops now, the daemon removes it anyway.
-        state.withLock { state in state.declared.removeAll { $0 == name } }
+        state.withLock { state in
+            state.declared.removeAll { $0 == name }
+            state.channelOwners[name] = nil
+            state.ownerErrorHandlers[.instanceChannel(name)] = nil
+        }
         _ = try await ask("remove") { writer in writer.string("ch", name) }
     }
 
@@ -43,7 +47,10 @@ extension HeraldClient {
     /// - Throws: `.notConnected`, ….
     @discardableResult
     public func removeAllInstanceChannels() async throws(HeraldClientError) -> Int {
-        state.withLock { state in state.declared = [] }
+        state.withLock { state in
+            state.declared = []
+            state.channelOwners = [:]
+        }
         let frame = try await ask("remove") { writer in writer.bool("all", true) }
         return frame.int("count") ?? 0
     }

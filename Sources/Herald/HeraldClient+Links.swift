@@ -54,7 +54,10 @@ extension HeraldClient {
     public func unlink(_ channel: Channel) async throws(HeraldClientError) {
         let name = try channel.validatedConcrete().name
         // Forgotten first: if the link drops now, the daemon removes it anyway.
-        state.withLock { state in state.links.removeAll { $0.channel == name } }
+        state.withLock { state in
+            state.links.removeAll { $0.channel == name }
+            state.linkOwners[name] = nil
+        }
         _ = try await ask("unlink") { writer in writer.string("ch", name) }
     }
 

@@ -46,6 +46,10 @@ extension HeraldClient {
     @discardableResult
     public func publish(raw data: RawJSON?, to channel: Channel) async throws(HeraldClientError) -> PublishReceipt {
         let name = try channel.validatedConcrete().name
+        if let bound = configuration.offlinePublishing {
+            let frame = try await publishKept(raw: data, channel: name, bound: bound)
+            return PublishReceipt(seq: frame.int("seq") ?? 0, receivers: frame.int("receivers") ?? 0)
+        }
         let frame = try await ask("pub") { writer in
             writer.string("ch", name)
             writer.raw("data", data)
@@ -76,9 +80,22 @@ extension HeraldClient {
     ///   - channel: a concrete channel.
     /// - Throws: `.badChannel`, `.notConnected`, `.closed`.
     public func post(raw data: RawJSON?, to channel: Channel) throws(HeraldClientError) {
+        let name = try channel.validatedConcrete().name
+        if let bound = configuration.offlinePublishing {
+            try postKept(raw: data, channel: name, bound: bound)
+            return
+        }
         var writer = FrameWriter(op: "pub")
-        writer.string("ch", try channel.validatedConcrete().name)
+        writer.string("ch", name)
         writer.raw("data", data)
-        try send(writer)
+        let line = writer.finished()
+        let limit = configuration.maxOutboundBytes
+        let wake = try state.withLock { state throws(HeraldClientError) -> Bool in
+            if state.closed { throw .closed }
+            guard state.linkUp else { throw .notConnected }
+            guard state.outboundBytes <= limit else { throw .outboundFull(bytes: limit) }
+            return state.enqueue(line)
+        }
+        if wake { loop.wake() }
     }
 }

@@ -14,26 +14,37 @@ extension HeraldClient {
 
     /// Sends a request on its type's home channel and waits for the first reply, typed.
     ///
-    ///     let sum = try await client.request(Add(a: 1, b: 2), timeout: 0.5)   // Int
+    ///     let sum = try await client.request(Add(a: 1, b: 2), timeout: .milliseconds(500))   // Int
     /// - Parameters:
     ///   - request: the request; its type's `channel` must be concrete.
-    ///   - timeout: seconds the daemon waits for a reply (its `timeout_ms`, 0.001 … 3600); nil:
+    ///   - timeout: how long the daemon waits for a reply (its `timeout_ms`, 1 ms … 1 h); nil:
     ///     `ClientConfiguration.requestTimeout`.
     /// - Returns: the decoded reply.
     /// - Throws: `.noResponders` (at once: nobody listens), `.timeout` (no reply in time),
     ///   `.decoding` (the reply is not a `Reply`), `.badChannel`, `.notConnected`, `.disconnected`, ….
-    public func request<Request: HeraldRequest>(_ request: Request, timeout: Double? = nil) async throws(HeraldClientError) -> Request.Reply {
+    public func request<Request: HeraldRequest>(_ request: Request, timeout: Duration? = nil) async throws(HeraldClientError) -> Request.Reply {
         try await self.request(request, to: Request.topic, timeout: timeout)
+    }
+
+    /// The `Double` form of ``request(_:timeout:)-(_,Duration?)``: `timeout` in seconds.
+    /// - Parameters:
+    ///   - request: the request.
+    ///   - timeout: seconds.
+    /// - Returns: the decoded reply.
+    /// - Throws: as the `Duration` form.
+    @available(*, deprecated, message: "pass a Duration: timeout: .seconds(5)")
+    public func request<Request: HeraldRequest>(_ request: Request, timeout: Double) async throws(HeraldClientError) -> Request.Reply {
+        try await self.request(request, to: Request.topic, timeout: .clamped(seconds: timeout))
     }
 
     /// Sends a request on a topic (e.g. an instance channel) and waits for the first reply.
     /// - Parameters:
     ///   - request: the request.
     ///   - topic: a concrete channel carrying `Request`.
-    ///   - timeout: seconds the daemon waits for a reply; nil: `ClientConfiguration.requestTimeout`.
+    ///   - timeout: how long the daemon waits for a reply; nil: `ClientConfiguration.requestTimeout`.
     /// - Returns: the decoded reply.
     /// - Throws: `.noResponders`, `.timeout`, `.decoding`, `.badChannel`, `.notConnected`, ….
-    public func request<Request: HeraldRequest>(_ request: Request, to topic: Topic<Request>, timeout: Double? = nil) async throws(HeraldClientError) -> Request.Reply {
+    public func request<Request: HeraldRequest>(_ request: Request, to topic: Topic<Request>, timeout: Duration? = nil) async throws(HeraldClientError) -> Request.Reply {
         let reply = try await self.request(raw: try RawJSON(encoding: request), to: topic.channel, timeout: timeout)
         do {
             return try (reply.data ?? .null).decode(as: Request.Reply.self)
@@ -45,6 +56,30 @@ extension HeraldClient {
         }
     }
 
+    /// The `Double` form of ``request(_:to:timeout:)-(_,_,Duration?)``: `timeout` in seconds.
+    /// - Parameters:
+    ///   - request: the request.
+    ///   - topic: a concrete channel carrying `Request`.
+    ///   - timeout: seconds.
+    /// - Returns: the decoded reply.
+    /// - Throws: as the `Duration` form.
+    @available(*, deprecated, message: "pass a Duration: timeout: .seconds(5)")
+    public func request<Request: HeraldRequest>(_ request: Request, to topic: Topic<Request>, timeout: Double) async throws(HeraldClientError) -> Request.Reply {
+        try await self.request(request, to: topic, timeout: .clamped(seconds: timeout))
+    }
+
+    /// The `Double` form of ``request(raw:to:timeout:)-(_,_,Duration?)``: `timeout` in seconds.
+    /// - Parameters:
+    ///   - data: the request's data, or nil.
+    ///   - channel: a concrete channel.
+    ///   - timeout: seconds.
+    /// - Returns: the raw reply and who sent it.
+    /// - Throws: as the `Duration` form.
+    @available(*, deprecated, message: "pass a Duration: timeout: .seconds(5)")
+    public func request(raw data: RawJSON?, to channel: Channel, timeout: Double) async throws(HeraldClientError) -> RawReply {
+        try await request(raw: data, to: channel, timeout: .clamped(seconds: timeout))
+    }
+
     /// Sends a raw request and waits for the first reply.
     ///
     /// Cancelling the calling task throws `.cancelled` at once and withdraws the request on
@@ -52,13 +87,13 @@ extension HeraldClient {
     /// - Parameters:
     ///   - data: the request's data, or nil.
     ///   - channel: a concrete channel.
-    ///   - timeout: seconds the daemon waits for a reply (clamped to 0.001 … 3600); nil:
+    ///   - timeout: how long the daemon waits for a reply (clamped to 1 ms … 1 h); nil:
     ///     `ClientConfiguration.requestTimeout`.
     /// - Returns: the raw reply and who sent it.
     /// - Throws: `.noResponders`, `.timeout`, the daemon's other errors, `.notConnected`, ….
-    public func request(raw data: RawJSON?, to channel: Channel, timeout: Double? = nil) async throws(HeraldClientError) -> RawReply {
+    public func request(raw data: RawJSON?, to channel: Channel, timeout: Duration? = nil) async throws(HeraldClientError) -> RawReply {
         let name = try channel.validatedConcrete().name
-        let milliseconds = Self.timeoutMilliseconds(timeout ?? configuration.requestTimeout)
+        let milliseconds = Self.timeoutMilliseconds(timeout?.inSeconds ?? configuration.requestTimeout)
         do {
             // The daemon times the request out itself and answers `timeout`; the client's own
             // limit only guards against that answer being lost.

@@ -18,6 +18,11 @@ extension HeraldClient {
     /// on its name (the daemon refuses a name lock without the subscription).
     func restoreLines(_ state: inout ClientState) -> [UInt8] {
         state.generation += 1
+        // A lock on a subscription's name goes out with that subscription only: one whose
+        // subscription is gone (the lock outlives it, for a later re-bind) is not waited for.
+        let sentLocks = state.locks.filter { lock in lock.sub.map { state.subscriptions[$0] != nil } ?? true }
+        state.unrestored = Set(state.declared.map { RestoreKey.instanceChannel($0) } + state.links.map { .link($0) }
+            + sentLocks.map { .lock($0) } + state.subscriptions.keys.map { .subscription($0) })
         var lines: [UInt8] = []
         for name in state.declared { lines += restoreLine(.instanceChannel(name), state: &state) }
         for link in state.links { lines += restoreLine(.link(link), state: &state) }
@@ -67,14 +72,32 @@ extension HeraldClient {
     private func restoreAnswered(_ item: RestoreItem, result: Result<ServerFrame, HeraldClientError>,
                                  retry: RestoreRetry?, generation: Int) {
         // Disconnected or closed: the next connection restores it.
-        guard case .failure(let error) = result, case .server(let code, _, _) = error else { return }
-        if case .lock(let lock) = item, lock.sub != nil, code == "not_found" { return }
-        if item.retries(code), retryRestore(item, after: retry, generation: generation) { return }
-        let failure = state.withLock { state -> HeraldClientError? in
-            let failure = item.failure(error, in: state)
-            return item.forget(in: &state) ? failure : nil
+        if case .failure(let error) = result, case .server(let code, _, _) = error {
+            if case .lock(let lock) = item, lock.sub != nil, code == "not_found" {
+                settle(item, generation: generation)
+                return
+            }
+            if item.retries(code), retryRestore(item, after: retry, generation: generation) { return }
+            let (failure, handler) = state.withLock { state -> (HeraldClientError?, (@Sendable (HeraldClientError) -> Void)?) in
+                let failure = item.failure(error, in: state)
+                let handler = item.errorHandler(in: state)
+                return (item.forget(in: &state) ? failure : nil, handler)
+            }
+            if let failure { report(failure, to: handler) }
+        } else if case .failure = result {
+            return
         }
-        if let failure { report(failure) }
+        settle(item, generation: generation)
+    }
+
+    /// `item` is back (or refused for good) on connection `generation`: tells state observers
+    /// when it was the last thing the restore waited for.
+    func settle(_ item: RestoreItem, generation: Int) {
+        let observers = state.withLock { state -> [AsyncStream<ConnectionState>.Continuation] in
+            guard state.generation == generation else { return [] }
+            return state.settleRestore(item.key)
+        }
+        notify(observers, of: .restored)
     }
 
     /// Schedules the next attempt at restoring `item` after a passing refusal.
@@ -99,11 +122,15 @@ extension HeraldClient {
 
     /// Sends a scheduled retry, if its connection is still up and the item still wanted.
     private func resendRestore(_ item: RestoreItem, retry: RestoreRetry, generation: Int) {
+        var observers: [AsyncStream<ConnectionState>.Continuation] = []
         let wake = state.withLock { state -> Bool in
             guard state.linkUp, state.generation == generation else { return false }
             let line = restoreLine(item, retry: retry, state: &state)
+            // No longer wanted (removed, unlinked, cancelled meanwhile): nothing to wait for.
+            if line.isEmpty { observers = state.settleRestore(item.key) }
             return !line.isEmpty && state.enqueue(line)
         }
         if wake { loop.wake() }
+        notify(observers, of: .restored)
     }
 }

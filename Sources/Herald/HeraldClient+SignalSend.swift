@@ -3,19 +3,33 @@
 extension HeraldClient {
     /// Sends a typed signal on its type's home channel; callbacks stay raw.
     ///
-    ///     let call = try client.signal(Save(), timeout: 1)
+    ///     let call = try client.signal(Save(), timeout: .seconds(1))
     ///     for await progress in call.callbacks { print(progress.value) }
     ///     let result = try await call.result()      // handledBy, at, hops, timeouts
     /// - Parameters:
     ///   - value: the signal; its type's `channel` must be concrete (else use `on:`).
     ///   - channel: where it starts; nil: the type's home channel.
     ///   - tag: JSON handed to every handler unchanged (`SignalContext.tag`).
-    ///   - timeout: seconds each handler gets to answer (the daemon's `timeout_ms`, 0.001 … 3600).
+    ///   - timeout: how long each handler gets to answer (the daemon's `timeout_ms`, 1 ms … 1 h).
     /// - Returns: the signal under way.
     /// - Throws: `.badChannel`, `.encoding`, `.notConnected`, `.closed`.
     public func signal<Signal: HeraldEvent>(_ value: Signal, on channel: Channel? = nil, tag: RawJSON? = nil,
-                                            timeout: Double = 1) throws(HeraldClientError) -> SignalCall<RawJSON?> {
+                                            timeout: Duration = .seconds(1)) throws(HeraldClientError) -> SignalCall<RawJSON?> {
         try signal(raw: try Self.signalPayload(value), on: channel ?? Signal.channel, tag: tag, timeout: timeout)
+    }
+
+    /// The `Double` form of ``signal(_:on:tag:timeout:)-(_,_,_,Duration)``: `timeout` in seconds.
+    /// - Parameters:
+    ///   - value: the signal.
+    ///   - channel: where it starts; nil: the type's home channel.
+    ///   - tag: JSON handed to every handler.
+    ///   - timeout: seconds.
+    /// - Returns: the signal under way.
+    /// - Throws: as the `Duration` form.
+    @available(*, deprecated, message: "pass a Duration: timeout: .seconds(5)")
+    public func signal<Signal: HeraldEvent>(_ value: Signal, on channel: Channel? = nil, tag: RawJSON? = nil,
+                                            timeout: Double) throws(HeraldClientError) -> SignalCall<RawJSON?> {
+        try signal(value, on: channel, tag: tag, timeout: .clamped(seconds: timeout))
     }
 
     /// Sends a typed signal and decodes its callbacks as `Callback`.
@@ -26,14 +40,14 @@ extension HeraldClient {
     ///   - channel: where it starts; nil: the type's home channel.
     ///   - callbacks: the type handlers send back.
     ///   - tag: JSON handed to every handler.
-    ///   - timeout: seconds each handler gets to answer.
+    ///   - timeout: how long each handler gets to answer.
     /// - Returns: the signal under way, with typed callbacks.
     /// - Throws: `.badChannel`, `.encoding`, `.notConnected`, `.closed`.
     public func signal<Signal: HeraldEvent, Callback: Decodable & Sendable>(
-        _ value: Signal, on channel: Channel? = nil, callbacks: Callback.Type, tag: RawJSON? = nil, timeout: Double = 1
+        _ value: Signal, on channel: Channel? = nil, callbacks: Callback.Type, tag: RawJSON? = nil, timeout: Duration = .seconds(1)
     ) throws(HeraldClientError) -> SignalCall<Callback> {
         let channel = channel ?? Signal.channel
-        return try startSignal(data: try Self.signalPayload(value), channel: channel, tag: tag, timeout: timeout) { data throws(HeraldClientError) in
+        return try startSignal(data: try Self.signalPayload(value), channel: channel, tag: tag, timeout: timeout.inSeconds) { data throws(HeraldClientError) in
             do throws(HeraldClientError) {
                 return try (data ?? .null).decode(as: Callback.self)
             } catch {
@@ -45,17 +59,48 @@ extension HeraldClient {
         }
     }
 
+    /// The `Double` form of ``signal(_:on:callbacks:tag:timeout:)-(_,_,_,_,Duration)``:
+    /// `timeout` in seconds.
+    /// - Parameters:
+    ///   - value: the signal.
+    ///   - channel: where it starts; nil: the type's home channel.
+    ///   - callbacks: the type handlers send back.
+    ///   - tag: JSON handed to every handler.
+    ///   - timeout: seconds.
+    /// - Returns: the signal under way, with typed callbacks.
+    /// - Throws: as the `Duration` form.
+    @available(*, deprecated, message: "pass a Duration: timeout: .seconds(5)")
+    public func signal<Signal: HeraldEvent, Callback: Decodable & Sendable>(
+        _ value: Signal, on channel: Channel? = nil, callbacks: Callback.Type, tag: RawJSON? = nil, timeout: Double
+    ) throws(HeraldClientError) -> SignalCall<Callback> {
+        try signal(value, on: channel, callbacks: callbacks, tag: tag, timeout: .clamped(seconds: timeout))
+    }
+
     /// Sends a raw signal; callbacks are the raw `data` handlers sent (nil when none).
     /// - Parameters:
     ///   - data: the signal's data, or nil.
     ///   - channel: a concrete channel, where the route starts.
     ///   - tag: JSON handed to every handler.
-    ///   - timeout: seconds each handler gets to answer.
+    ///   - timeout: how long each handler gets to answer.
     /// - Returns: the signal under way.
     /// - Throws: `.badChannel`, `.notConnected`, `.closed`.
     public func signal(raw data: RawJSON?, on channel: Channel, tag: RawJSON? = nil,
-                       timeout: Double = 1) throws(HeraldClientError) -> SignalCall<RawJSON?> {
-        try startSignal(data: data, channel: channel, tag: tag, timeout: timeout) { data throws(HeraldClientError) in data }
+                       timeout: Duration = .seconds(1)) throws(HeraldClientError) -> SignalCall<RawJSON?> {
+        try startSignal(data: data, channel: channel, tag: tag, timeout: timeout.inSeconds) { data throws(HeraldClientError) in data }
+    }
+
+    /// The `Double` form of ``signal(raw:on:tag:timeout:)-(_,_,_,Duration)``: `timeout` in seconds.
+    /// - Parameters:
+    ///   - data: the signal's data, or nil.
+    ///   - channel: a concrete channel, where the route starts.
+    ///   - tag: JSON handed to every handler.
+    ///   - timeout: seconds.
+    /// - Returns: the signal under way.
+    /// - Throws: as the `Duration` form.
+    @available(*, deprecated, message: "pass a Duration: timeout: .seconds(5)")
+    public func signal(raw data: RawJSON?, on channel: Channel, tag: RawJSON? = nil,
+                       timeout: Double) throws(HeraldClientError) -> SignalCall<RawJSON?> {
+        try signal(raw: data, on: channel, tag: tag, timeout: .clamped(seconds: timeout))
     }
 
     private func startSignal<Callback: Sendable>(

@@ -127,7 +127,7 @@ extension HeraldClient {
                 if let onFailure {
                     onFailure(error, incoming.metadata)
                 } else {
-                    self?.report(error)
+                    self?.report(error, to: options.onError)
                 }
             }
         }
@@ -150,7 +150,8 @@ extension HeraldClient {
             state.nextBindingID += 1
             let binding = SubscriptionBinding(name: options.name ?? "h\(id)", id: id, target: target,
                                               ownerAlive: ownerAlive, ownerProbe: ownerProbe, onEnd: onEnd, notify: options.onEnd,
-                                              onGap: options.onGap, onAcknowledged: onAcknowledged, deliver: deliver)
+                                              onGap: options.onGap, onAcknowledged: onAcknowledged, onError: options.onError,
+                                              deliver: deliver)
             let replaced = state.subscriptions[binding.name]?.binding
             var record = SubscriptionRecord(binding: binding, channel: channel, isPattern: isPattern, group: options.group,
                                             remaining: options.max, args: options.args, order: state.nextOrder)

@@ -29,6 +29,10 @@ public final class HeraldClient: Sendable {
     let loop: IOLoop
     let orderedQueue: DispatchQueue
     let backgroundQueue: DispatchQueue
+    /// The start of this client's idempotency `id`s (``OfflinePublishing``): 64 random bits.
+    let publishIDPrefix: String
+    /// Watches the device's network path (Apple: `NWPathMonitor`); nil on Linux.
+    let pathMonitor: (any PathMonitor)?
 
     /// Creates a client for a TCP endpoint; nothing happens until `connect()`.
     /// - Parameters:
@@ -51,17 +55,28 @@ public final class HeraldClient: Sendable {
 
     /// Creates a client from a full configuration; nothing happens until `connect()`.
     /// - Parameter configuration: endpoint, identity, reconnect policy, timeouts.
-    public init(configuration: ClientConfiguration) {
+    public convenience init(configuration: ClientConfiguration) {
+        self.init(configuration: configuration,
+                  pathMonitor: configuration.followsNetworkPath ? makeSystemPathMonitor() : nil)
+    }
+
+    /// Creates a client whose network path news come from `pathMonitor` (tests drive the
+    /// reconnect logic through a double; nil: no monitor, the backoff alone decides).
+    init(configuration: ClientConfiguration, pathMonitor: (any PathMonitor)?) {
         self.configuration = configuration
+        self.pathMonitor = pathMonitor
+        self.publishIDPrefix = String(UInt64.random(in: .min ... .max), radix: 36) + "-"
         let instance = configuration.instance ?? UUID().uuidString.lowercased()
         self.instance = instance
         self.helloInfo = Self.makeHelloInfo(instance: instance, appInfo: configuration.info)
         self.loop = IOLoop(maxLine: configuration.maxLine)
         self.orderedQueue = DispatchQueue(label: "herald.client.ordered")
         self.backgroundQueue = DispatchQueue(label: "herald.client.background", attributes: .concurrent)
+        pathMonitor?.start { [weak loop] news in loop?.pathChanged(news) }
     }
 
     deinit {
+        pathMonitor?.cancel()
         loop.requestStop()
         let bindings = state.withLock { state in state.subscriptions.values.map(\.binding) }
         for binding in bindings { binding.end(.clientClosed) }
@@ -69,7 +84,9 @@ public final class HeraldClient: Sendable {
 
     // MARK: Connecting
 
-    /// Connects and waits until the daemon answered `hello` and subscriptions are restored.
+    /// Connects and waits until the daemon answered `hello`: calls work from then on, and the
+    /// restore of what the client holds is sent (``ConnectionState/restored`` in
+    /// ``stateUpdates()`` says when the daemon answered all of it).
     ///
     /// Subscribing before connecting is fine: the subscriptions are sent once connected. By
     /// default a failed first attempt throws and nothing retries; with `waitsForConnectivity`
@@ -132,6 +149,10 @@ public final class HeraldClient: Sendable {
     ///
     /// Frames already handed to the client (e.g. a `post`) are still written, for up to a second.
     public func close() {
+        let (kept, roomWaiters) = state.withLock { state in
+            defer { state.roomWaiters = [:] }
+            return (state.outbox.removeAll(), Array(state.roomWaiters.values))
+        }
         let (pending, waiters, observers, bindings) = state.withLock { state in
             state.closed = true
             state.linkUp = false
@@ -144,8 +165,11 @@ public final class HeraldClient: Sendable {
             state.observers = [:]
             return (pending, waiters, observers, state.subscriptions.values.map(\.binding))
         }
+        pathMonitor?.cancel()
         loop.requestStop()
         for entry in pending { entry.complete(.failure(.closed)) }
+        for entry in kept { entry.complete(.failure(.closed)) }
+        for waiter in roomWaiters { waiter.resume(returning: .failure(.closed)) }
         for waiter in waiters { waiter.resume(returning: .failure(.closed)) }
         for observer in observers {
             observer.yield(.disconnected(.closedByClient))
@@ -196,6 +220,16 @@ public final class HeraldClient: Sendable {
     func report(_ error: HeraldClientError) {
         let handler = state.withLock { $0.errorHandler }
         handler?(error)
+    }
+
+    /// Hands a problem to its owner's handler (a subscription's ``SubscriptionOptions/onError``,
+    /// a declared channel's or link's `onError`), else to the client's error handler.
+    func report(_ error: HeraldClientError, to owner: (@Sendable (HeraldClientError) -> Void)?) {
+        guard let owner else {
+            report(error)
+            return
+        }
+        owner(error)
     }
 
     // MARK: Sending

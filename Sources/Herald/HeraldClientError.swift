@@ -53,6 +53,20 @@ public enum HeraldClientError: Error, Sendable, Equatable, CustomStringConvertib
     /// the next endpoint) and restores everything, as after any lost connection; reported once
     /// per reset, for information.
     case nodeReset(message: String)
+    /// The client reconnected to a new data set: the daemon (or the cluster) started afresh
+    /// since the last connection (another `epoch` in `info`), so no `since` can catch up and
+    /// retained values may differ. Reported once per such reconnect, to the client's error
+    /// handler, instead of one ``historyLost(subscription:channel:)`` per subscription; each
+    /// subscription that had events says so on its token (``Subscription/recovered`` is
+    /// `false`), one that never had an event is not concerned. Mirrors read their state again.
+    case epochChanged(previous: String, current: String)
+    /// A publish could not be kept for sending after the reconnect: the outbox
+    /// (``ClientConfiguration/offlinePublishing``) already holds `count` publishes or `bytes`
+    /// bytes, its bound. Nothing was kept or sent.
+    case offlineQueueFull(count: Int, bytes: Int)
+    /// `post` found more than `bytes` (``ClientConfiguration/maxOutboundBytes``) queued for the
+    /// daemon: nothing was queued; await ``HeraldClient/waitForOutboundRoom()`` and post again.
+    case outboundFull(bytes: Int)
     /// Events one subscription will never get (the daemon's `gap` frame), for a subscription
     /// without ``SubscriptionOptions/onGap``.
     case gap(EventGap)
@@ -102,6 +116,12 @@ public enum HeraldClientError: Error, Sendable, Equatable, CustomStringConvertib
             return "node reset by the cluster, reconnecting: \(message)"
         case .gap(let gap):
             return gap.description
+        case .offlineQueueFull(let count, let bytes):
+            return "offline publish refused: the outbox holds its bound (\(count) publishes or \(bytes) bytes)"
+        case .outboundFull(let bytes):
+            return "post refused: more than \(bytes) bytes wait to be written"
+        case .epochChanged(let previous, let current):
+            return "reconnected to a new data set (epoch \(previous) -> \(current)): events published while away are not replayed"
         }
     }
 }

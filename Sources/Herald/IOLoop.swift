@@ -17,14 +17,27 @@ final class IOLoop: @unchecked Sendable {
         case handshake(deadline: UInt64)
         /// Link up.
         case running
-        /// Waiting before reconnect attempt `attempt`.
+        /// Waiting before reconnect attempt `attempt` (and, while the network path is
+        /// unsatisfied, until it is satisfied again).
         case backoff(until: UInt64, attempt: Int)
+        /// The app suspended the client (`HeraldClient.suspend()`): no connection until `resume()`.
+        case suspended
         /// Done: the thread exits.
         case stopped
     }
 
     let wakeSignal = PlatformWake()
     private let stopFlag = Atomic<Bool>(false)
+    /// The app asked for `suspend()` and has not called `resume()` since.
+    private let suspendFlag = Atomic<Bool>(false)
+    /// The network path as the monitor last reported it (true until it says otherwise).
+    private let pathSatisfied = Atomic<Bool>(true)
+    /// The path went from unsatisfied to satisfied: a waiting reconnect goes at once.
+    private let pathReturned = Atomic<Bool>(false)
+    /// A better path is available: the running connection moves to it.
+    private let betterPath = Atomic<Bool>(false)
+    /// The connection became viable again: ping at once to learn whether it survived.
+    private let probeWanted = Atomic<Bool>(false)
     var phase: Phase = .connect(attempt: 0)
     var socket: PlatformTransport? {
         didSet {
@@ -68,6 +81,46 @@ final class IOLoop: @unchecked Sendable {
     }
 
     var stopRequested: Bool { stopFlag.load(ordering: .acquiring) }
+
+    /// Takes news from the path monitor or the transport (any thread).
+    ///
+    /// It does not wake the thread: a wake-up aborts a connect attempt under way (it means
+    /// "closing" there), and the monitor's first report or a viability change may come during
+    /// one. The loop reads the flags at its next tick, within 200 ms, in every phase.
+    func pathChanged(_ news: PathNews) {
+        switch news {
+        case .satisfied:
+            let was = pathSatisfied.exchange(true, ordering: .acquiringAndReleasing)
+            if !was { pathReturned.store(true, ordering: .releasing) }
+        case .unsatisfied:
+            pathSatisfied.store(false, ordering: .releasing)
+        case .betterPathAvailable:
+            betterPath.store(true, ordering: .releasing)
+        case .viable(let viable):
+            if viable { probeWanted.store(true, ordering: .releasing) }
+        }
+    }
+
+    /// Whether the network path is usable, as far as the monitor knows.
+    var isPathSatisfied: Bool { pathSatisfied.load(ordering: .acquiring) }
+
+    /// Whether the path came back since the last call (consumes the news).
+    func takePathReturned() -> Bool { pathReturned.exchange(false, ordering: .acquiringAndReleasing) }
+
+    /// Whether a better path was announced since the last call (consumes the news).
+    func takeBetterPath() -> Bool { betterPath.exchange(false, ordering: .acquiringAndReleasing) }
+
+    /// Whether the connection became viable again since the last call (consumes the news).
+    func takeProbe() -> Bool { probeWanted.exchange(false, ordering: .acquiringAndReleasing) }
+
+    /// Sets or clears the app's suspension and wakes the loop.
+    func setSuspended(_ suspended: Bool) {
+        suspendFlag.store(suspended, ordering: .releasing)
+        wakeSignal.wake()
+    }
+
+    /// Whether the app has the client suspended.
+    var suspendRequested: Bool { suspendFlag.load(ordering: .acquiring) }
 
     /// Cuts the connection as a network failure would (the I/O thread sees the stream end and
     /// reconnects); for tests of the same-daemon reconnect path.

@@ -16,6 +16,8 @@ final class NetworkTransport: Transport, @unchecked Sendable {
     private let queue = DispatchQueue(label: "herald.network")
     private let wakeSignal: ConditionWake
     private let shared = Mutex(Shared())
+    /// Where viability and better-path news go (the client's I/O loop).
+    private let pathNews: @Sendable (PathNews) -> Void
 
     /// Bytes handed to `send` and not yet processed before `write` takes no more.
     static let sendWindow = 1 << 20
@@ -36,18 +38,26 @@ final class NetworkTransport: Transport, @unchecked Sendable {
         var ended = false
         var failure: String?
         var unsent = 0
+        /// Why the connection is `.waiting` before `ready` (no path), for the timeout's message.
+        var waitingReason: String?
     }
 
-    private init(connection: NWConnection, wake: ConditionWake) {
+    private init(connection: NWConnection, wake: ConditionWake, pathNews: @escaping @Sendable (PathNews) -> Void) {
         self.connection = connection
         self.wakeSignal = wake
+        self.pathNews = pathNews
     }
 
     /// Starts an `NWConnection` and waits until it is ready (TLS handshake included).
+    ///
+    /// `.waiting` with no usable path is waiting, not failure: Network.framework tries again by
+    /// itself when the path changes, so the attempt goes on until `timeout`. `.waiting` while
+    /// the path is satisfied means the daemon refused or cannot be reached: that fails at once,
+    /// so the client moves on to its next endpoint.
     /// - Throws: `.connectionFailed` naming the endpoint and Network.framework's error,
-    ///   "connect timed out" or "connect interrupted" (the client is closing).
+    ///   "connect timed out" (naming what it waited for) or "connect interrupted" (closing).
     static func connect(to endpoint: Endpoint, tls: TLSOptions?, timeout: Double,
-                        wake: ConditionWake) throws(HeraldClientError) -> NetworkTransport {
+                        wake: ConditionWake, pathNews: @escaping @Sendable (PathNews) -> Void) throws(HeraldClientError) -> NetworkTransport {
         let target: NWEndpoint
         switch endpoint {
         case .tcp(let host, let port):
@@ -63,13 +73,17 @@ final class NetworkTransport: Transport, @unchecked Sendable {
         tcp.connectionTimeout = Int(max(1, timeout.rounded(.up)))
         let tlsOptions = try tls.map { options throws(HeraldClientError) in try Self.tlsOptions(options, endpoint: endpoint) }
         let parameters = NWParameters(tls: tlsOptions, tcp: tcp)
-        let transport = NetworkTransport(connection: NWConnection(to: target, using: parameters), wake: wake)
+        let transport = NetworkTransport(connection: NWConnection(to: target, using: parameters), wake: wake, pathNews: pathNews)
         try transport.start(timeout: timeout, endpoint: endpoint)
         return transport
     }
 
     private func start(timeout: Double, endpoint: Endpoint) throws(HeraldClientError) {
         connection.stateUpdateHandler = { [weak self] state in self?.stateChanged(state) }
+        connection.viabilityUpdateHandler = { [weak self] viable in self?.pathNews(.viable(viable)) }
+        connection.betterPathUpdateHandler = { [weak self] available in
+            if available { self?.pathNews(.betterPathAvailable) }
+        }
         connection.start(queue: queue)
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0.001, timeout) * 1e9)
         while true {
@@ -86,7 +100,8 @@ final class NetworkTransport: Transport, @unchecked Sendable {
             let now = DispatchTime.now().uptimeNanoseconds
             guard now < deadline else {
                 connection.cancel()
-                throw .connectionFailed("\(endpoint): connect timed out")
+                let waitingFor = shared.withLock { $0.waitingReason }.map { " (waiting for a network path: \($0))" } ?? ""
+                throw .connectionFailed("\(endpoint): connect timed out\(waitingFor)")
             }
             if wakeSignal.waitForNews(milliseconds: Int((deadline - now) / 1_000_000) + 1),
                case .setup = shared.withLock({ $0.phase }) {
@@ -104,8 +119,16 @@ final class NetworkTransport: Transport, @unchecked Sendable {
             case .ready:
                 if case .setup = shared.phase { shared.phase = .ready }
                 failure = nil
-            case .waiting(let error), .failed(let error):
-                // `.waiting` would retry on its own schedule; the client's backoff decides instead.
+            case .waiting(let error):
+                // Before `ready` with no usable path: waiting (Network.framework retries when
+                // the path changes). With a path, or once the stream was up: this stream failed.
+                if case .setup = shared.phase, connection.currentPath?.status != .satisfied {
+                    shared.waitingReason = Self.describe(error)
+                    failure = nil
+                } else {
+                    failure = Self.describe(error)
+                }
+            case .failed(let error):
                 failure = Self.describe(error)
             case .cancelled:
                 failure = "connection cancelled"
@@ -225,6 +248,8 @@ final class NetworkTransport: Transport, @unchecked Sendable {
     /// Cancels the connection gracefully (TLS close_notify, then FIN).
     func close() {
         connection.stateUpdateHandler = nil
+        connection.viabilityUpdateHandler = nil
+        connection.betterPathUpdateHandler = nil
         connection.cancel()
     }
 

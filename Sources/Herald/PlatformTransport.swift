@@ -5,9 +5,14 @@
 typealias PlatformTransport = NetworkTransport
 /// Apple platforms: a condition variable that Network.framework's callbacks also signal.
 typealias PlatformWake = ConditionWake
+/// Apple platforms: `NWPathMonitor` watches the network path.
+func makeSystemPathMonitor() -> (any PathMonitor)? { SystemPathMonitor() }
 #else
 /// Linux: POSIX sockets and `poll`, TLS through OpenSSL (`HeraldTLS`).
 typealias PlatformTransport = SocketTransport
 /// Linux: a self-pipe in the same `poll` as the socket.
 typealias PlatformWake = WakePipe
+/// Linux: no path monitor (servers and CI have no roaming network); a lost connection waits
+/// out the reconnect backoff.
+func makeSystemPathMonitor() -> (any PathMonitor)? { nil }
 #endif

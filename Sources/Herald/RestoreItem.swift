@@ -36,13 +36,28 @@ enum RestoreItem: Sendable {
     /// - Returns: false when it was no longer wanted (nothing to report then).
     func forget(in state: inout ClientState) -> Bool {
         guard isWanted(in: state) else { return false }
+        state.ownerErrorHandlers[key] = nil
         switch self {
-        case .instanceChannel(let name): state.declared.removeAll { $0 == name }
-        case .link(let link): state.links.removeAll { $0 == link }
+        case .instanceChannel(let name):
+            state.declared.removeAll { $0 == name }
+            state.channelOwners[name] = nil
+        case .link(let link):
+            state.links.removeAll { $0 == link }
+            state.linkOwners[link.channel] = nil
         case .lock(let lock): state.locks.removeAll { $0 == lock }
         case .subscription(let binding, _): state.subscriptions[binding.name] = nil
         }
         return true
+    }
+
+    /// Who hears of a final refusal: the subscription's own `onError` (for a lock by name, that
+    /// subscription's), a declared channel's or link's `onError`; nil: the client's handler.
+    func errorHandler(in state: ClientState) -> (@Sendable (HeraldClientError) -> Void)? {
+        switch self {
+        case .subscription(let binding, _): return binding.onError
+        case .lock(let lock): return lock.sub.flatMap { state.subscriptions[$0]?.binding.onError }
+        case .instanceChannel, .link: return state.ownerErrorHandlers[key]
+        }
     }
 
     /// The report of a final refusal with `cause`.

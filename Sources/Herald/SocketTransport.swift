@@ -16,11 +16,13 @@ final class SocketTransport: Transport {
     }
 
     /// Connects to `endpoint` within `timeout` seconds, giving up early if `wake` becomes readable.
-    /// - Parameter tls: when set, a TLS handshake follows the connect (within the same timeout).
+    /// - Parameters:
+    ///   - tls: when set, a TLS handshake follows the connect (within the same timeout).
+    ///   - pathNews: unused: a POSIX socket has no path news of its own.
     /// - Returns: a connected non-blocking socket.
     /// - Throws: `HeraldClientError.connectionFailed` naming the cause.
     static func connect(to endpoint: Endpoint, tls: TLSOptions?, timeout: Double,
-                        wake: WakePipe) throws(HeraldClientError) -> SocketTransport {
+                        wake: WakePipe, pathNews: @escaping @Sendable (PathNews) -> Void) throws(HeraldClientError) -> SocketTransport {
         let socket: SocketTransport
         let wake = wake.readEnd
         switch endpoint {

@@ -30,6 +30,9 @@ final class SubscriptionBinding: Sendable {
     /// first and every restore after a reconnect), before `ready()` returns: a mirror that
     /// reads its state again rather than catching up with `since` (``RemotePresence``).
     let onAcknowledged: (@Sendable () -> Void)?
+    /// The app's `SubscriptionOptions.onError`: where this subscription's problems go
+    /// (`historyLost`, a refused restore or `sub`); nil: the client's error handler.
+    let onError: (@Sendable (HeraldClientError) -> Void)?
     /// The app's `SubscriptionOptions.onGap` (a mirror's re-read), nil when it set none.
     private let onGap: (@Sendable (EventGap) -> Void)?
     private let ending: Mutex<Ending>
@@ -58,8 +61,10 @@ final class SubscriptionBinding: Sendable {
     init(name: String, id: Int, target: Target, ownerAlive: (@Sendable () -> Bool)? = nil,
          ownerProbe: (@Sendable (SubscriptionBinding) -> Void)? = nil, onEnd: (@Sendable () -> Void)? = nil, notify: (@Sendable (SubscriptionEnd) -> Void)? = nil,
          onGap: (@Sendable (EventGap) -> Void)? = nil, onAcknowledged: (@Sendable () -> Void)? = nil,
+         onError: (@Sendable (HeraldClientError) -> Void)? = nil,
          deliver: @escaping @Sendable (IncomingEvent) -> Void) {
         self.onAcknowledged = onAcknowledged
+        self.onError = onError
         self.name = name
         self.id = id
         self.target = target

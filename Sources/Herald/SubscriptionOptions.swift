@@ -47,6 +47,14 @@ public struct SubscriptionOptions: Sendable {
     /// client's error handler gets ``HeraldClientError/gap(_:)`` instead. Mirrors
     /// (``RemoteValue``, ``RemoteList``) read their state again on a gap.
     public var onGap: (@Sendable (EventGap) -> Void)?
+    /// Where this subscription's own problems go instead of the client's error handler:
+    /// ``HeraldClientError/historyLost(subscription:channel:)`` (a `since` the daemon could not
+    /// serve), ``HeraldClientError/restoreFailed(kind:channel:cause:)`` (its restore after a
+    /// reconnect was refused for good: `forbidden` after a permission was revoked, …),
+    /// ``HeraldClientError/subscriptionEnded(subscription:channel:reason:)``, and an event that
+    /// does not decode when `onDecodingFailure` is nil. Called on an arbitrary thread; must not
+    /// block. nil (the default): the client's error handler.
+    public var onError: (@Sendable (HeraldClientError) -> Void)?
 
     /// Creates options.
     /// - Parameters:
@@ -60,10 +68,12 @@ public struct SubscriptionOptions: Sendable {
     ///   - onEnd: called once when the subscription ends, with the reason.
     ///   - onDecodingFailure: called with an event that does not decode as the handler's type.
     ///   - onGap: called when the daemon says events will never arrive (`gap`).
+    ///   - onError: where this subscription's problems go (default: the client's handler).
     public init(name: String? = nil, group: String? = nil, max: Int? = nil, args: RawJSON? = nil,
                 delivery: DeliveryMode = .ordered, current: Bool = false, since: Int? = nil, onEnd: (@Sendable (SubscriptionEnd) -> Void)? = nil,
                 onDecodingFailure: (@Sendable (HeraldClientError, EventMetadata) -> Void)? = nil,
-                onGap: (@Sendable (EventGap) -> Void)? = nil) {
+                onGap: (@Sendable (EventGap) -> Void)? = nil, onError: (@Sendable (HeraldClientError) -> Void)? = nil) {
+        self.onError = onError
         self.name = name
         self.group = group
         self.max = max

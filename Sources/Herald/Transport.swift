@@ -16,10 +16,12 @@ protocol Transport: AnyObject {
     ///   - tls: nil for plain; else the trust settings.
     ///   - timeout: seconds for the whole attempt.
     ///   - wake: a wake-up signalled while waiting aborts the attempt (the client is closing).
+    ///   - pathNews: where the connection's own path news go (Apple: viability and
+    ///     `betterPathUpdateHandler`), from any thread; a transport without them never calls it.
     /// - Returns: a connected transport.
     /// - Throws: `HeraldClientError.connectionFailed` naming the cause.
     static func connect(to endpoint: Endpoint, tls: TLSOptions?, timeout: Double,
-                        wake: PlatformWake) throws(HeraldClientError) -> Self
+                        wake: PlatformWake, pathNews: @escaping @Sendable (PathNews) -> Void) throws(HeraldClientError) -> Self
 
     /// Copies what has arrived into `buffer` without waiting.
     /// - Returns: bytes copied, 0 at end of stream, -1 when nothing is available yet.

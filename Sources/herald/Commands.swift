@@ -187,7 +187,7 @@ struct Commands {
     /// `req CH [DATA]`: the reply's data (pretty) or `{"from":…,"data":…}` (`--json`).
     private func req(_ client: HeraldClient, timeout: Double) async throws(HeraldClientError) -> ExitCode {
         do throws(HeraldClientError) {
-            let reply = try await client.request(raw: data(at: 1), to: channel, timeout: timeout)
+            let reply = try await client.request(raw: data(at: 1), to: channel, timeout: .seconds(min(timeout, 3600)))
             if invocation.json {
                 var line: [UInt8] = []
                 line.appendRaw("{\"from\":")
@@ -211,7 +211,7 @@ struct Commands {
     /// `signal CH [DATA]`: each callback as `{"callback":DATA,"from":C}` as it comes, then the
     /// result `{"id","handled_by","at","hops","timeouts"}`.
     private func signal(_ client: HeraldClient, timeout: Double) async throws(HeraldClientError) -> ExitCode {
-        let call = try client.signal(raw: data(at: 1), on: channel, timeout: timeout)
+        let call = try client.signal(raw: data(at: 1), on: channel, timeout: .seconds(min(timeout, 3600)))
         for await callback in call.callbacks {
             var line: [UInt8] = []
             line.appendRaw("{\"callback\":")

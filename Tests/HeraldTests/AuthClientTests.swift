@@ -95,7 +95,7 @@ import Testing
         try daemon.reload(config: #"auth: { users: [ { name: "app", token: "t", subscribe: { allow: ["app.>"] } } ] }"#)
         let end = try await revoked.ended()
         #expect(end == .forbidden(pattern: "news.today"))
-        #expect(client.connectionState == .connected)
+        #expect(client.connectionState.isConnected)
         #expect(kept.isActive)
     }
 }

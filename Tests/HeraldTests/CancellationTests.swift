@@ -38,7 +38,7 @@ import Testing
         let silent = try client.subscribe(raw: Channel("calc", "slow")) { _, _ in }   // never replies
         try await silent.ready()
         let (error, took) = await cancelled { () async throws(HeraldClientError) in
-            try await client.request(raw: RawJSON("1"), to: Channel("calc", "slow"), timeout: 4)
+            try await client.request(raw: RawJSON("1"), to: Channel("calc", "slow"), timeout: .seconds(4))
         }
         #expect(error == .cancelled)
         #expect(took < prompt, "returned \(took) s after cancel, not at the 4 s timeout")
@@ -64,7 +64,7 @@ import Testing
             return .stop
         }
         try await handler.ready()
-        let call = try sender.signal(raw: RawJSON("1"), on: Channel("app", "slow"), timeout: 5)
+        let call = try sender.signal(raw: RawJSON("1"), on: Channel("app", "slow"), timeout: .seconds(5))
         let (error, took) = await cancelled { () async throws(HeraldClientError) in try await call.result() }
         #expect(error == .cancelled)
         #expect(took < prompt, "returned \(took) s after cancel")
@@ -113,7 +113,7 @@ import Testing
         }
         try await silent.ready()
         let (error, took) = await cancelled(after: 0.3) { () async throws(HeraldClientError) in
-            try await requester.request(raw: RawJSON("1"), to: Channel("calc", "slow"), timeout: 30)
+            try await requester.request(raw: RawJSON("1"), to: Channel("calc", "slow"), timeout: .seconds(30))
         }
         #expect(error == .cancelled)
         #expect(took < prompt)
@@ -143,7 +143,7 @@ import Testing
         }
         try await holder.ready()
         try await parent.ready()
-        let call = try sender.signal(raw: RawJSON("1"), on: Channel("app", "screen"), timeout: 5)
+        let call = try sender.signal(raw: RawJSON("1"), on: Channel("app", "screen"), timeout: .seconds(5))
         let (error, took) = await cancelled(after: 0.3) { () async throws(HeraldClientError) in try await call.result() }
         #expect(error == .cancelled)
         #expect(took < prompt)
@@ -167,7 +167,7 @@ import Testing
             return .pass
         }
         try await silent.ready()
-        let call = try sender.signal(raw: RawJSON("1"), on: Channel("doc", "save"), timeout: 10)
+        let call = try sender.signal(raw: RawJSON("1"), on: Channel("doc", "save"), timeout: .seconds(10))
         #expect(await eventually(within: 2) { offered.value == 1 })
         call.cancel()
         #expect(await thrownError { () async throws(HeraldClientError) in try await call.result() } == .cancelled)

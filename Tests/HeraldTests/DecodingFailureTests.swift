@@ -183,14 +183,14 @@ struct CloseDocument: HeraldSignal {
             return .stop
         }
         try await handler.ready()
-        let close = try await sender.signal(CloseDocument(force: true), timeout: 5).result()
+        let close = try await sender.signal(CloseDocument(force: true), timeout: .seconds(5)).result()
         #expect(!close.wasHandled)
-        let save = try await sender.signal(SaveDocument(revision: 4), timeout: 5).result()
+        let save = try await sender.signal(SaveDocument(revision: 4), timeout: .seconds(5)).result()
         #expect(save.wasHandled)
         #expect(saved.value == [4])
         #expect(errors.value.isEmpty, "another kind is not an error: \(errors.value)")
         // A payload of its own kind that does not decode is still reported.
-        _ = try await sender.signal(raw: RawJSON(#"{"kind":"save","revision":"four"}"#), on: SaveDocument.channel, timeout: 5).result()
+        _ = try await sender.signal(raw: RawJSON(#"{"kind":"save","revision":"four"}"#), on: SaveDocument.channel, timeout: .seconds(5)).result()
         #expect(await eventually { errors.value.count == 1 })
         if case .decoding? = errors.value.first {} else { Issue.record("got \(errors.value)") }
     }

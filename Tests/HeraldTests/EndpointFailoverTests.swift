@@ -105,7 +105,7 @@ struct EndpointFailoverTests {
         try await watch.ready()
         try await client.lock(muted)
         let mirror = try await client.remoteValue(Theme.self, at: theme)
-        #expect(try await observer.signal(raw: nil, on: editor, timeout: 5).result().at == "ui.home")
+        #expect(try await observer.signal(raw: nil, on: editor, timeout: .seconds(5)).result().at == "ui.home")
         #expect(try await observer.locks(on: muted).locked == ["\(observerID)/watch"])
         // A seq to catch up from (a subscription that never had an event cannot, and says so).
         try await observer.publish(ChatLine(text: "before", n: 1))
@@ -123,7 +123,7 @@ struct EndpointFailoverTests {
         #expect(owner == newID, "the declared channel is this client's again")
         let link = await polled("ui.home") { (try? await observer.channels(matching: editor))?.first?.link ?? "" }
         #expect(link == "ui.home", "the link is made again")
-        let handled = try await observer.signal(raw: nil, on: editor, timeout: 5).result()
+        let handled = try await observer.signal(raw: nil, on: editor, timeout: .seconds(5)).result()
         #expect(handled.at == "ui.home" && handled.handledBy == "\(newID)/screen", "link and handler restored: \(handled)")
         #expect(try await observer.locks(on: muted).locked == ["\(observerID)/watch"], "the lock holds again (node a's went with it)")
         try await observer.publish(ChatLine(text: "after", n: 2))

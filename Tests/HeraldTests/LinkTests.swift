@@ -12,7 +12,7 @@ import Testing
 
     /// Where a signal raised on `channel` was handled (nil: nobody stopped it).
     private func handledAt(_ sender: HeraldClient, _ channel: Channel) async throws -> String? {
-        try await sender.signal(raw: nil, on: channel, timeout: 5).result().at
+        try await sender.signal(raw: nil, on: channel, timeout: .seconds(5)).result().at
     }
 
     /// The link the daemon lists for `channel`, asked until `expected` shows or time runs out.
@@ -65,7 +65,9 @@ import Testing
         #expect(screens.links.isEmpty)
         #expect(await daemonLink(sender, editor, becomes: nil) == nil)
         #expect(try await handledAt(sender, editor) == nil)
-        #expect(errors.value.isEmpty, "\(errors.value)")
+        // The restart is a new data set: said once, and nothing else went wrong.
+        #expect(errors.value.filter { if case .epochChanged = $0 { false } else { true } }.isEmpty, "\(errors.value)")
+        #expect(errors.value.count <= 1, "\(errors.value)")
     }
 
     @Test func refusedLinksThrowAndAreNotKept() async throws {

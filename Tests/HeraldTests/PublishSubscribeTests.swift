@@ -8,7 +8,7 @@ import Testing
         let daemon = try TestDaemon()
         let client = try await connectedClient(daemon)
         defer { client.close() }
-        #expect(client.connectionState == .connected)
+        #expect(client.connectionState.isConnected)
         #expect(client.serverInfo?.server == "heraldd")
         #expect(try await client.ping() > 0)
     }
@@ -25,7 +25,7 @@ import Testing
     @Test func connectFailureThrowsAndDoesNotRetry() async throws {
         let client = HeraldClient(configuration: ClientConfiguration(endpoint: .unix(path: "/tmp/herald-no-such.sock")))
         await #expect(throws: HeraldClientError.self) { try await client.connect() }
-        #expect(client.connectionState != .connected)
+        #expect(!client.connectionState.isConnected)
     }
 
     @Test func typedEventArrivesWithMetadata() async throws {

@@ -32,7 +32,7 @@ import Testing
         #expect(await eventually { theme.current.value == Theme(mode: "away") && theme.current.rev == 1 })
         #expect(await eventually { handler.isActive })
 
-        let result = try await other.signal(raw: nil, on: Channel("app", "x"), timeout: 30).result()
+        let result = try await other.signal(raw: nil, on: Channel("app", "x"), timeout: .seconds(30)).result()
         let me = try #require(client.serverInfo?.client)
         #expect(result.handledBy == "\(me)/top")
         #expect(!errors.value.contains { if case .historyLost = $0 { true } else { false } })

@@ -31,7 +31,7 @@ struct SaveSettings: HeraldEvent, Equatable {
         try await low.ready()
         try await high.ready()
 
-        let call = try sender.signal(SaveSettings(field: "name"), callbacks: [String: Int].self, timeout: 5)
+        let call = try sender.signal(SaveSettings(field: "name"), callbacks: [String: Int].self, timeout: .seconds(5))
         var steps: [Int] = []
         for await callback in call.callbacks {
             steps.append(callback.value["step"] ?? -1)
@@ -50,7 +50,7 @@ struct SaveSettings: HeraldEvent, Equatable {
         high.cancel()
         let passer = try screen.handle(raw: Channel("app", .rest), options: SubscriptionOptions(name: "passer")) { _, _ in .pass }
         try await passer.ready()
-        let unhandled = try await sender.signal(SaveSettings(field: "mail"), timeout: 5).result()
+        let unhandled = try await sender.signal(SaveSettings(field: "mail"), timeout: .seconds(5)).result()
         #expect(unhandled.handledBy == nil)
         #expect(unhandled.at == nil)
         #expect(unhandled.hops == 3, "profile and passer at app.settings.profile, passer at app.settings (app.> does not match app)")
@@ -88,7 +88,7 @@ struct SaveSettings: HeraldEvent, Equatable {
         }
         try await typed.ready()
         try await above.ready()
-        let result = try await sender.signal(raw: RawJSON("42"), on: SaveSettings.channel, timeout: 30).result()
+        let result = try await sender.signal(raw: RawJSON("42"), on: SaveSettings.channel, timeout: .seconds(30)).result()
         let handlerID = try #require(handler.serverInfo?.client)
         #expect(result.handledBy == "\(handlerID)/above")
         #expect(result.hops == 2)
@@ -107,7 +107,7 @@ struct SaveSettings: HeraldEvent, Equatable {
             throw Refused()
         }
         try await token.ready()
-        let result = try await handler.signal(raw: nil, on: Channel("x", "y"), timeout: 30).result()
+        let result = try await handler.signal(raw: nil, on: Channel("x", "y"), timeout: .seconds(30)).result()
         #expect(result.handledBy == nil)
         #expect(result.hops == 1)
         #expect(result.timeouts.isEmpty)
@@ -128,7 +128,7 @@ struct SaveSettings: HeraldEvent, Equatable {
         }
         try await token.ready()
         let calls = try (0..<5).map { n throws(HeraldClientError) in
-            try sender.signal(raw: RawJSON("\(n)"), on: Channel("echo", "x"), timeout: 30)
+            try sender.signal(raw: RawJSON("\(n)"), on: Channel("echo", "x"), timeout: .seconds(30))
         }
         for (n, call) in calls.enumerated() {
             var got: [String] = []

@@ -28,10 +28,24 @@ public final class NWConnection: @unchecked Sendable {
     public enum SendCompletion { case contentProcessed(@Sendable (NWError?) -> Void), idempotent }
     public init(to: NWEndpoint, using: NWParameters) {}
     public var stateUpdateHandler: (@Sendable (_ state: State) -> Void)?
+    public var viabilityUpdateHandler: (@Sendable (_ isViable: Bool) -> Void)?
+    public var betterPathUpdateHandler: (@Sendable (_ betterPathAvailable: Bool) -> Void)?
+    public var currentPath: NWPath? { nil }
     public func start(queue: DispatchQueue) {}
     public func cancel() {}
     public func forceCancel() {}
     public func receive(minimumIncompleteLength: Int, maximumLength: Int,
                         completion: @escaping @Sendable (Data?, ContentContext?, Bool, NWError?) -> Void) {}
     public func send(content: Data?, contentContext: ContentContext = .defaultMessage, isComplete: Bool = true, completion: SendCompletion) {}
+}
+public struct NWPath: Sendable {
+    public enum Status: Sendable, Equatable { case satisfied, unsatisfied, requiresConnection }
+    public let status: Status
+}
+public final class NWPathMonitor: @unchecked Sendable {
+    public init() {}
+    public var pathUpdateHandler: (@Sendable (_ newPath: NWPath) -> Void)?
+    public var currentPath: NWPath { NWPath(status: .unsatisfied) }
+    public func start(queue: DispatchQueue) {}
+    public func cancel() {}
 }
