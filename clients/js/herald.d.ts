@@ -4,7 +4,7 @@
 export type ClientErrorCode =
   | 'not_connected' | 'disconnected' | 'closed' | 'cancelled' | 'timeout'
   | 'connection_failed' | 'auth_rejected' | 'history_lost' | 'restore_failed'
-  | 'handler_failed' | 'gap' | 'bad_frame';
+  | 'handler_failed' | 'gap' | 'bad_frame' | 'offline_queue_full';
 
 /** The daemon's error codes (docs/protocol.md, "Errors"). */
 export type WireErrorCode =
@@ -66,6 +66,13 @@ export interface ConnectOptions {
   echo?: boolean;
   /** `false` turns reconnecting off. */
   reconnect?: ReconnectOptions | false;
+  /**
+   * Keep publishes made while disconnected (and those a lost connection left unanswered) and
+   * send them after the next restore, each with an idempotency `id`, so the daemon delivers
+   * each once. Off unless given; past `maxCount` (default 1000) or `maxBytes` (default 1 MiB)
+   * a publish is refused with `offline_queue_full`.
+   */
+  offlinePublishing?: { maxCount?: number; maxBytes?: number };
   /** Keep retrying the first connection instead of rejecting once each URL failed. */
   waitForConnectivity?: boolean;
   /** Per attempt, until `info` arrives (default 5000). */
@@ -351,6 +358,8 @@ export class HeraldClient {
   on(name: 'restored', listener: (summary: RestoreSummary) => void): () => void;
   close(): Promise<void>;
 
+  /** With `offlinePublishing`: the publishes kept until answered. */
+  readonly keptPublishes: { count: number; bytes: number };
   publish(channel: string, data?: unknown, options?: PublishOptions & { receipt?: false }): Promise<undefined>;
   publish(channel: string, data: unknown, options: PublishOptions & { receipt: true }): Promise<Receipt>;
   request<R = any>(channel: string, data?: unknown, options?: RequestOptions & { detail?: false }): Promise<R>;

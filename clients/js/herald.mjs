@@ -208,6 +208,16 @@ export class HeraldClient {
     this._listeners = new Map();
     this._outbox = [];
     this._flushScheduled = false;
+    const offline = options.offlinePublishing;
+    /** Publishes kept until answered (option `offlinePublishing`), or null when off. */
+    this._kept = offline ? {
+      maxCount: offline.maxCount ?? 1000,
+      maxBytes: offline.maxBytes ?? 1 << 20,
+      /** @type {Array<{frame: any, bytes: number, resolve: Function, reject: Function, generation: number}>} */
+      entries: [],
+      bytes: 0,
+      number: 0,
+    } : null;
     this._lastReceived = 0;
     this._heartbeatTimer = null;
     this._reconnectTimer = null;
@@ -336,6 +346,7 @@ export class HeraldClient {
       this._restore(generation, epochChanged).then((summary) => {
         if (generation !== this._generation) return;
         this._setState('connected');
+        this._resendKept();
         if (first) { this._first = null; first.resolve(this); }
         else this._emit('restored', summary);
       });
@@ -440,6 +451,12 @@ export class HeraldClient {
     const failure = error ?? new HeraldError('closed', 'the client was closed');
     if (this._first) { this._first.reject(failure); this._first = null; }
     this._failPending(failure.code === 'closed' ? failure : new HeraldError('closed', `the client stopped: ${failure.message}`, { cause: failure }));
+    if (this._kept) {
+      const unsent = this._kept.entries;
+      this._kept.entries = [];
+      this._kept.bytes = 0;
+      for (const entry of unsent) entry.reject(new HeraldError('closed', 'the client stopped before this publish was answered', { op: 'pub' }));
+    }
     for (const sub of [...this._subs.values()]) sub._end({ reason: 'closed', error: failure });
     this._subs.clear();
     for (const mirror of [...this._mirrors]) mirror._closed();
@@ -664,6 +681,7 @@ export class HeraldClient {
     const frame = { op: 'pub', ch: channel };
     if (options.id !== undefined) frame.id = options.id;
     if (data !== undefined) frame.data = data;
+    if (this._kept) return this._publishKept(frame, options);
     if (options.receipt) {
       return this._ask(frame, { signal: options.signal }).then((answer) => {
         const receipt = { seq: answer.seq, receivers: answer.receivers };
@@ -678,6 +696,72 @@ export class HeraldClient {
       return Promise.reject(error);
     }
     return Promise.resolve(undefined);
+  }
+
+  /**
+   * A publish with `offlinePublishing` on: given an idempotency `id` (unless it has one),
+   * kept until the daemon answers it, sent now when connected, else after the next restore;
+   * one whose answer a lost connection took is sent again with the same `id`, so the daemon
+   * delivers it once (its dedup window). Past the bounds it is refused at once with
+   * `offline_queue_full`. A refusal by the daemon is final and not retried.
+   */
+  _publishKept(frame, options) {
+    const kept = this._kept;
+    if (this.state === 'closed') return Promise.reject(new HeraldError('closed', 'the client was closed', { op: 'pub' }));
+    if (options.signal?.aborted) return Promise.reject(cancelled(options.signal));
+    if (frame.id === undefined) frame.id = `${this.instance}.${++kept.number}`;
+    const bytes = JSON.stringify(frame).length;
+    if (kept.entries.length + 1 > kept.maxCount || kept.bytes + bytes > kept.maxBytes) {
+      return Promise.reject(new HeraldError('offline_queue_full',
+        `${kept.entries.length} publishes (${kept.bytes} bytes) wait to be sent: offlinePublishing holds ` +
+        `${kept.maxCount} and ${kept.maxBytes} bytes`, { op: 'pub' }));
+    }
+    const { promise, resolve, reject } = deferred();
+    const entry = { frame, bytes, resolve, reject, generation: -1 };
+    kept.entries.push(entry);
+    kept.bytes += bytes;
+    if (this.state === 'connected') this._sendKept(entry);
+    if (options.receipt) return promise;
+    promise.catch((error) => this._report(error));
+    return Promise.resolve(undefined);
+  }
+
+  /** Sends a kept publish on this connection; it leaves the list once answered. */
+  _sendKept(entry) {
+    entry.generation = this._generation;
+    // No timeout: it waits for its answer or for its connection to go (then it is sent again).
+    this._ask(entry.frame, { anyState: true, timeoutMs: 0 }).then((answer) => {
+      this._dropKept(entry);
+      const receipt = { seq: answer.seq, receivers: answer.receivers };
+      if (answer.duplicate) receipt.duplicate = true;
+      entry.resolve(receipt);
+    }, (error) => {
+      // Lost with its connection: sent again after the restore, with the same id.
+      if (error.code === 'disconnected' || error.code === 'not_connected') return;
+      this._dropKept(entry);
+      entry.reject(error);
+    });
+  }
+
+  _dropKept(entry) {
+    const kept = this._kept;
+    const at = kept.entries.indexOf(entry);
+    if (at < 0) return;
+    kept.entries.splice(at, 1);
+    kept.bytes -= entry.bytes;
+  }
+
+  /** After a restore: every kept publish not answered on this connection goes out, in order. */
+  _resendKept() {
+    if (!this._kept) return;
+    for (const entry of this._kept.entries) {
+      if (entry.generation !== this._generation) this._sendKept(entry);
+    }
+  }
+
+  /** Publishes kept for sending (option `offlinePublishing`): how many, and their bytes. */
+  get keptPublishes() {
+    return this._kept ? { count: this._kept.entries.length, bytes: this._kept.bytes } : { count: 0, bytes: 0 };
   }
 
   /**

@@ -816,6 +816,29 @@ test('reconnect: a killed and restarted daemon gets subscriptions, mirrors, lock
   assert(a.errors.some((e) => e.code === 'history_lost' && e.channel === `${p}.log`), 'a new epoch: the log subscription says it lost history');
 }, 30000);
 
+test('offline publishing: publishes made while the daemon is down are kept, sent after the restart and delivered once', async () => {
+  const p = fresh();
+  const a = await client({ offlinePublishing: { maxCount: 4 } });
+  await a.publish(`${p}.orders`, 0, { receipt: true });
+  await control('kill');
+  await waitFor(() => a.state === 'reconnecting', 'reconnecting', 3000);
+  const receipts = [1, 2, 3].map((n) => a.publish(`${p}.orders`, n, { receipt: true }));
+  await a.publish(`${p}.orders`, 4);
+  eq(a.keptPublishes.count, 4, 'four kept');
+  await rejects(a.publish(`${p}.orders`, 5), 'offline_queue_full', 'a fifth past maxCount');
+  await control('start');
+  const answered = await Promise.all(receipts);
+  eq(answered.map((r) => r.duplicate ?? false), [false, false, false], 'each one a first');
+  await waitFor(() => a.keptPublishes.count === 0, 'every kept publish answered');
+  const reader = await client();
+  const replay = collector();
+  await reader.subscribe(`${p}.orders`, replay, { since: 0 });
+  await replay.count(4);
+  await sleep(300);
+  eq(replay.events.map((e) => e.data), [1, 2, 3, 4], 'in order, once each (0 went with the killed daemon)');
+  eq(a.errors.filter((e) => e.code === 'offline_queue_full' || e.op === 'pub'), [], 'no publish failed');
+}, 30000);
+
 test('reconnect: subscribing while the daemon is down is sent once it is back', async () => {
   const p = fresh();
   const a = await client();
