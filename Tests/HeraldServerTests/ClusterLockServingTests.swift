@@ -144,4 +144,36 @@ struct ClusterLockServingTests {
         }
         return false
     }
+
+    /// While a node cannot reach Redis after it was ready (a failover, an outage), a `lock` or
+    /// `unlock` is refused `unavailable` before anything changes: its `ok` would say every node
+    /// has it, and no node can hear it now (the 3-shard chaos run saw a lock answered at once
+    /// in a failover while another node listed the subscription unlocked).
+    @Test(.oneRedisOnly)
+    func aLockWhileRedisIsUnreachableIsRefusedUnavailableAndWorksOnceItIsBack() throws {
+        let redis = try TestRedis()
+        let nodes = try ["n0", "n1"].map { try node(redis, $0) }
+        let (subscriber, id) = try subscribed(nodes[1], "cars.1", "s")
+        let (locker, _) = try client(nodes[0])
+        redis.stop()
+        var refused: [String: Any] = [:]
+        for attempt in 0..<100 {
+            refused = try locker.request(#"{"op":"lock","ch":"cars.1","rid":\#(attempt)}"#)
+            if refused["error"] as? String == "unavailable" { break }
+            #expect(refused["ok"] == nil, "no lock ok while Redis is down: \(refused)")
+            usleep(50_000)
+        }
+        #expect(refused["error"] as? String == "unavailable", "\(refused)")
+        try redis.restart()
+        var answer: [String: Any] = [:]
+        for attempt in 0..<200 {
+            answer = try locker.request(#"{"op":"lock","ch":"cars.1","rid":"l\#(attempt)"}"#)
+            if answer["ok"] as? String == "lock" { break }
+            usleep(50_000)
+        }
+        #expect(answer["ok"] as? String == "lock", "\(answer)")
+        let lists = try locker.request(#"{"op":"locks","ch":"cars.1","rid":"q"}"#)
+        #expect((lists["locked"] as? [String]) == [id + "/s"], "the other node's subscription is locked: \(lists)")
+        _ = subscriber
+    }
 }

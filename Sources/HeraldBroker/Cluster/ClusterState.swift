@@ -10,6 +10,10 @@ import HeraldWire
 /// The broker stays pure: it fills this and the server's `ClusterEngine` drains it, talks to
 /// Redis, and calls back `Broker.deliverRemote` and `Broker.interestSeen`.
 public final class ClusterState {
+    /// Set by the engine while it cannot reach Redis after it was ready (a failover, an
+    /// outage): `lock` and `unlock` are then refused `unavailable` before anything changes,
+    /// since their `ok` means every node applied them and no node can hear them now.
+    public var isDown = false
     /// One event published here, for the batch.
     public struct Event: Sendable {
         /// The concrete channel.

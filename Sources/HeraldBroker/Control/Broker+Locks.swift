@@ -16,6 +16,10 @@ extension Broker {
     /// `"truncated":true` when there were more); `unlock` adds `"released":N`, the number
     /// of the caller's locks it released.
     func lockOrUnlock(_ session: Session, _ op: Op) throws(HeraldError) {
+        if let cluster, cluster.isDown {
+            throw HeraldError(.unavailable, "cluster: Redis is unreachable now, and a lock change holds only once every "
+                + "node has it; try again")
+        }
         let (pattern, wanted, covered, truncated) = try requestedLocks(of: session, taking: op == .lock)
         var released = 0
         if op == .lock { try admitLocks(wanted, for: session) }

@@ -101,6 +101,7 @@ extension ClusterEngine {
                 publishLiveness()
             }
             commands.flush()
+            if isDownForLocks { markDown(false) }
             server.logger.info("cluster: registered again after Redis came back", ["tables": mirroredTables.count])
         }
     }

@@ -86,6 +86,8 @@ final class ClusterEngine {
     var releasedTicket = 0
     /// Held `sub` answers: the broker's ticket, the interest version once Redis gave it, when.
     var barriers: [(ticket: Int, version: Int?, since: UInt64)] = []
+    /// Whether the broker was told Redis is unreachable (`markDown`).
+    var isDownForLocks = false
     /// The highest interest version each live node acknowledged.
     var acknowledged: [Int: Int] = [:]
     /// `locks {ch}` queries waiting for the other nodes' lists (`ClusterEngine+LockQueries`).
@@ -232,6 +234,7 @@ final class ClusterEngine {
     /// subscriber's churn never splits the pass's `publish` batch), then the events and
     /// script calls in their order, each run of consecutive events as one `publish` call.
     func send(_ pass: [ClusterCommand]) {
+        if isReady && isDownForLocks { markDown(false) }
         guard isReady else {
             if lifecycle.wasReady { refuseWhileDown(pass) } else { queued += pass }
             return
@@ -646,6 +649,7 @@ final class ClusterEngine {
         // Everything up to the snapshots' version and the changes heard since is applied.
         sendAcknowledgement(version)
         server.logger.info("cluster ready", ["node": settings.node, "index": nodeIndex])
+        if isDownForLocks { markDown(false) }
         if !registersAgain { announceUp() }
         shardsMayServe()
         let pass = queued
@@ -665,6 +669,12 @@ final class ClusterEngine {
     /// rather than queued without bound; a new subscription's `ok` is not held (it works on
     /// this node, and every local pattern is registered again when Redis is back); removals
     /// wait for then.
+    /// Tells the broker whether `lock`/`unlock` must be refused (`ClusterState.isDown`).
+    func markDown(_ down: Bool) {
+        isDownForLocks = down
+        server.shared.withLock { broker in broker.cluster?.isDown = down }
+    }
+
     func refuseWhileDown(_ pass: [ClusterCommand]) {
         let events = pass.compactMap(\.event)
         if !events.isEmpty { published(events, .disconnected) }
@@ -679,7 +689,11 @@ final class ClusterEngine {
     /// A link dropped: the snapshot run under way is abandoned and getting ready starts
     /// over when the links are back; what waits for Redis is answered now.
     private func lost(_ reason: String) {
-        server.shared.withLock { broker in broker.abandonResume() }
+        server.shared.withLock { broker in
+            broker.abandonResume()
+            if lifecycle.wasReady { broker.cluster?.isDown = true }
+        }
+        isDownForLocks = lifecycle.wasReady
         incarnation.linkLost()
         // An acknowledgement counts versions of the data set it was held on: after a failover
         // the new primary's versions may have gone back, and a late one would tell the other
@@ -724,6 +738,7 @@ final class ClusterEngine {
             perform(lifecycle.period(commandsConnected: commands.isConnected))
         }
         if let run = awaitingShards { scriptsLoaded(run: run) }
+        if isReady && isDownForLocks { markDown(false) }
         releaseBarriers(now: uv_hrtime())
         expireLockQueries(now: uv_hrtime())
         expireFence()
