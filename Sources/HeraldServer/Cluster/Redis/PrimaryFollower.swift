@@ -18,6 +18,17 @@ final class PrimaryFollower {
     /// How long a fence holds the old primary's writes: past the sentinel's promotion check
     /// (about a second) with room; a failover that aborts lifts it at once (`UNPAUSE`).
     static let fencePauseMs = 5_000
+    /// A fence is sent again once this old (the poll renews it while the failover that set
+    /// it has neither switched nor aborted: a promotion slowed by load can outlast one
+    /// pause, and writes held by an expired pause would land on the old primary).
+    static let fenceRenewNs: UInt64 = 2_000_000_000
+    /// How long a fence is renewed at most before it is given up (the sentinels'
+    /// failover has then failed without a notice; the poll still moves if they name
+    /// another primary).
+    static let fenceHoldNs: UInt64 = 60_000_000_000
+    /// How long a fence sent on the promotion notice may take to land (nothing waits for
+    /// it; closing its link earlier could leave the old primary unfenced).
+    static let promotionFenceTimeoutMs: UInt64 = 2_000
     /// How long a move may wait for the fence and the drain.
     static let moveTimeoutNs: UInt64 = 1_000_000_000
 
@@ -39,6 +50,9 @@ final class PrimaryFollower {
     var marker: () -> [UInt8] = { [] }
     /// The primary this node last fenced, the one it is moving from, and since when.
     private(set) var fencedPrimary: RedisAddress?
+    /// When the fence on `fencedPrimary` was first sent and last sent (for renewal).
+    private var fencedSince: UInt64 = 0
+    private var fenceSentAt: UInt64 = 0
     private(set) var movingFrom: RedisAddress?
     private var movingSince: UInt64?
     private var fences: [RedisFence] = []
@@ -81,7 +95,7 @@ final class PrimaryFollower {
             guard primary == currentPrimary, fencedPrimary != primary else { return }
             logger.warn("cluster: Sentinel is promoting a replica; fencing the current primary's writes",
                         ["shard": name, "primary": primary.description])
-            fence(primary) { _ in }
+            fence(primary, timeoutMs: Self.promotionFenceTimeoutMs) { _ in }
         case .switched(let from, let to):
             guard to != currentPrimary else { return }
             logger.warn("cluster: Sentinel switched the primary; fencing the old one and moving",
@@ -135,11 +149,15 @@ final class PrimaryFollower {
     /// Sends the fence to `primary`; `then` runs once it is confirmed or failed (a refusal,
     /// `NOPERM` in an ACL setup without `+client|pause`, is logged: the move goes on without
     /// a fence).
-    private func fence(_ primary: RedisAddress, then: @escaping (String?) -> Void) {
+    private func fence(_ primary: RedisAddress, timeoutMs: UInt64 = RedisFence.timeoutMs,
+                       then: @escaping (String?) -> Void) {
+        let now = uv_hrtime()
+        if fencedPrimary != primary { fencedSince = now }
         fencedPrimary = primary
+        fenceSentAt = now
         fences.removeAll(where: \.isFinished)
         fences.append(RedisFence(primary, command: RedisFence.pause(ms: Self.fencePauseMs), credentials: credentials,
-                                 loop: loop) { [unowned self] failure in
+                                 timeoutMs: timeoutMs, loop: loop) { [unowned self] failure in
             if let failure, failure.hasPrefix("NOPERM") || failure.hasPrefix("ERR") {
                 logger.warn("cluster: could not fence the old primary (CLIENT PAUSE refused); moving without a fence",
                             ["shard": name, "primary": primary.description, "error": failure])
@@ -148,11 +166,27 @@ final class PrimaryFollower {
         })
     }
 
+    /// Sends the fence again while the primary this node fenced is still the one its links
+    /// are on and no move is under way (a switch or an abort ends that), for at most
+    /// `fenceHoldNs`.
+    private func renewFence(now: UInt64) {
+        guard let primary = fencedPrimary, primary == currentPrimary, movingFrom == nil,
+              now &- fenceSentAt >= Self.fenceRenewNs else { return }
+        guard now &- fencedSince < Self.fenceHoldNs else {
+            fencedPrimary = nil
+            logger.warn("cluster: no switch or abort heard since the fence; letting it lapse",
+                        ["shard": name, "primary": primary.description])
+            return
+        }
+        fence(primary, timeoutMs: Self.promotionFenceTimeoutMs) { _ in }
+    }
+
     /// The poll, once a period: ends a move that waited too long, and asks the sentinels
     /// (one short query, off the loop's critical path), moving when they name another
     /// primary.
     func poll() {
         fences.removeAll(where: \.isFinished)
+        renewFence(now: uv_hrtime())
         if let from = movingFrom, let since = movingSince, uv_hrtime() &- since > Self.moveTimeoutNs { cutLinks(leaving: from) }
         guard links.contains(where: \.isConnected) else { return }
         resolver.resolve { [weak self] address in

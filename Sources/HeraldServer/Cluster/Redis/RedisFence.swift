@@ -5,7 +5,7 @@ import CLibUV
 /// another node's pause already holds, and a fence sent behind them would wait with them.
 /// Used on a primary that is being replaced (issue 31): no node's write lands there once any
 /// node may write to the new one. Ends (calling `done` once) at the reply, at a failure, or
-/// after `timeoutMs`.
+/// after its timeout (`timeoutMs` unless given).
 ///
 /// Handle rules as `RedisLink`: only the loop's thread calls it; it closes its own handles,
 /// and its owner keeps it until `isFinished` (it ends inside its link's callbacks, which
@@ -28,8 +28,8 @@ final class RedisFence {
 
     /// Sends `command` (`pause` or `unpause`) to `address`; `done` gets nil once Redis
     /// confirmed it, or why it was not confirmed.
-    init(_ address: RedisAddress, command: [String], credentials: RedisCredentials?, loop: UnsafeMutablePointer<uv_loop_t>,
-         done: @escaping (String?) -> Void) {
+    init(_ address: RedisAddress, command: [String], credentials: RedisCredentials?, timeoutMs: UInt64 = RedisFence.timeoutMs,
+         loop: UnsafeMutablePointer<uv_loop_t>, done: @escaping (String?) -> Void) {
         link = RedisLink(host: address.host, port: address.port, loop: loop)
         link.reconnects = false
         link.credentials = credentials
@@ -43,8 +43,8 @@ final class RedisFence {
         link.onDisconnect = { [unowned self] reason in finish(reason) }
         uv_timer_start(timer, { timer in
             guard let data = timer?.pointee.data else { return }
-            Unmanaged<RedisFence>.fromOpaque(data).takeUnretainedValue().finish("no answer within \(RedisFence.timeoutMs) ms")
-        }, Self.timeoutMs, 0)
+            Unmanaged<RedisFence>.fromOpaque(data).takeUnretainedValue().finish("no answer in time")
+        }, timeoutMs, 0)
         link.start()
     }
 
