@@ -99,7 +99,7 @@ extension Connection {
     /// Writes what the connection owes now (outside a flush pass: the 101, a pong, a close).
     func flushWebSocket() {
         guard !isClosing else { return }
-        if worker.shared.withLock({ _ in takeQueued() }) { writeTaken() }
+        if worker.shared.withLock(.flush, { _ in takeQueued() }) { writeTaken() }
     }
 
     /// Under the broker lock: takes what is owed and the session's lines (as one text

@@ -211,7 +211,7 @@ final class Connection {
             }
             return
         }
-        let step = worker.shared.withLock { broker -> AfterLines in
+        let step = worker.shared.withLock(.read) { broker -> AfterLines in
             broker.stats.bytesIn += count
             broker.heard(from: session, now: now)
             let consumed = frameLines(bytes, broker: broker, now: now)
@@ -371,7 +371,7 @@ final class Connection {
             close(reason: Connection.endReason(Int(status)))
             return
         }
-        let (more, isLarge) = worker.shared.withLock { broker in accountWritten(broker) }
+        let (more, isLarge) = worker.shared.withLock(.writes) { broker in accountWritten(broker) }
         // Large buffers stay while the connection streams (`LargeBufferKeeper`).
         if isLarge { worker.largeBuffers.hold(self) }
         if more { writeTaken() }

@@ -47,7 +47,8 @@ extension Server {
     func monitorSnapshot() -> MonitorSnapshot {
         let now = main.now
         let (figures, stopping, full, throttled) = shared.withLock { broker in
-            (broker.statsFigures(now: now), isStopping, broker.dataFolderFault != nil, broker.throttledTimes())
+            (broker.statsFigures(now: now) + shared.lockFigures(), isStopping, broker.dataFolderFault != nil,
+             broker.throttledTimes())
         }
         var snapshot = MonitorSnapshot(version: Version.current, isStopping: stopping,
                                        figures: figures + (clusterEngine?.monitorFigures() ?? []),

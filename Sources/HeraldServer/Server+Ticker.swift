@@ -28,7 +28,7 @@ extension Server {
     func armTicker() {
         guard tickerStarted else { return }
         let heartbeat = nextHeartbeatTick
-        let due = shared.withLock { broker -> Int in
+        let due = shared.withLock(.tick) { broker -> Int in
             let due = min(heartbeat, broker.nextDeadline ?? Int.max)
             armedDue = due
             return due
@@ -69,12 +69,12 @@ extension Server {
             let start = uv_hrtime()
             let budget = passBudgetNs
             let link = clusterLinkFigures()
-            overdue = shared.withLock { broker in
+            overdue = shared.withLock(.tick) { broker in
                 if let link { broker.clusterLinkFigures = link }
                 return broker.tick(now: now, isOverBudget: { budget > 0 && uv_hrtime() &- start > budget }).map(\.id)
             }
         } else {
-            shared.withLock { broker in broker.fireDeadlines(now: now) }
+            shared.withLock(.tick) { broker in broker.fireDeadlines(now: now) }
         }
         for id in overdue { worker(for: id).post(.close(id)) }
         returnFreedMemoryIfDue(now: now)

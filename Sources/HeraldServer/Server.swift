@@ -98,7 +98,7 @@ public final class Server {
         let broker = Broker(config: Server.brokerConfig(from: config, epoch: join?.epoch ?? makeEpoch()),
                             now: Int(uv_hrtime() / 1_000_000), wallClock: wallClockMilliseconds, cluster: cluster)
         if let recovered { broker.restore(recovered.entries, revFloor: recovered.revFloor) }
-        shared = SharedBroker(broker)
+        shared = SharedBroker(broker, measured: config.workers > 1)
         for index in 0..<max(1, config.workers) {
             workers.append(try Worker(index: index, server: self, shared: shared))
         }

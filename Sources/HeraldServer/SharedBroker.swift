@@ -1,3 +1,4 @@
+import CLibUV
 import HeraldBroker
 #if canImport(Glibc)
 import Glibc
@@ -10,24 +11,102 @@ import Glibc
 /// flush pass, once per timer tick. Socket reads and writes happen outside the lock, so
 /// loops overlap their system calls while the broker's work is serialised.
 /// Lock order: this lock before a worker's inbox lock, never the other way round.
+///
+/// With more than one loop it also measures, per `LockSite`, how often the lock was taken,
+/// how long the taker waited for it and how long it was held (`/varz` and `/metrics`,
+/// `broker_lock_*`): what limits a second loop (docs/architecture.md, "Threads and loops").
+/// One loop measures nothing and pays nothing for it.
 final class SharedBroker: @unchecked Sendable {
+    /// Who takes the lock, for the measurements.
+    enum LockSite: Int, CaseIterable {
+        /// A connection's read callback: every line of one read.
+        case read
+        /// A loop's flush pass (the dirty list, teardown slices, inbox flushes).
+        case flush
+        /// Accounting for the writes of a pass, or one write callback.
+        case writes
+        /// The main loop's timer: heartbeats and deadlines.
+        case tick
+        /// Everything else (accepts, closes, monitor snapshots, reloads, persistence).
+        case other
+
+        /// The name in the figures (`broker_lock_<name>_…`).
+        var name: String {
+            switch self {
+            case .read: "read"
+            case .flush: "flush"
+            case .writes: "writes"
+            case .tick: "tick"
+            case .other: "other"
+            }
+        }
+    }
+
+    /// One site's measurements (guarded by the lock).
+    private struct Tally {
+        var takes = 0
+        var waitNs: UInt64 = 0
+        var heldNs: UInt64 = 0
+    }
+
     private let broker: Broker
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    /// Whether the lock is measured (more than one loop).
+    private let measures: Bool
+    private let tallies: UnsafeMutablePointer<Tally>
 
-    init(_ broker: Broker) {
+    /// - Parameter measured: whether to measure the lock (set with more than one loop).
+    init(_ broker: Broker, measured: Bool = false) {
         self.broker = broker
+        measures = measured
+        tallies = .allocate(capacity: LockSite.allCases.count)
+        tallies.initialize(repeating: Tally(), count: LockSite.allCases.count)
         pthread_mutex_init(mutex, nil)
     }
 
     deinit {
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
+        tallies.deinitialize(count: LockSite.allCases.count)
+        tallies.deallocate()
     }
 
-    /// Runs `body` with exclusive use of the broker.
-    func withLock<R>(_ body: (Broker) throws -> R) rethrows -> R {
+    /// Runs `body` with exclusive use of the broker; `site` names the caller for the
+    /// measurements.
+    func withLock<R>(_ site: LockSite, _ body: (Broker) throws -> R) rethrows -> R {
+        guard measures else {
+            pthread_mutex_lock(mutex)
+            defer { pthread_mutex_unlock(mutex) }
+            return try body(broker)
+        }
+        let asked = uv_hrtime()
         pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        let got = uv_hrtime()
+        defer {
+            let tally = tallies + site.rawValue
+            tally.pointee.takes += 1
+            tally.pointee.waitNs &+= got &- asked
+            tally.pointee.heldNs &+= uv_hrtime() &- got
+            pthread_mutex_unlock(mutex)
+        }
         return try body(broker)
+    }
+
+    /// Runs `body` with exclusive use of the broker, measured as `LockSite.other`.
+    func withLock<R>(_ body: (Broker) throws -> R) rethrows -> R {
+        try withLock(.other, body)
+    }
+
+    /// Under the lock (inside `withLock`): the measurements as figures, per site
+    /// `broker_lock_<site>_takes`, `…_wait_us`, `…_held_us`; none with one loop.
+    func lockFigures() -> [StatsFigure] {
+        guard measures else { return [] }
+        return LockSite.allCases.flatMap { site -> [StatsFigure] in
+            let tally = tallies[site.rawValue]
+            let name = "broker_lock_" + site.name
+            return [StatsFigure(name + "_takes", tally.takes),
+                    StatsFigure(name + "_wait_us", Int(tally.waitNs / 1_000)),
+                    StatsFigure(name + "_held_us", Int(tally.heldNs / 1_000))]
+        }
     }
 }

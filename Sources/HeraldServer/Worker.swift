@@ -210,7 +210,7 @@ final class Worker: @unchecked Sendable {
         var clusterWaitingBytes = 0
         // Teardown below can queue cluster work (interest, `$sys` events) after the take.
         var clusterLeftover = false
-        shared.withLock { broker in
+        shared.withLock(.flush) { broker in
             // The engine lives on the main loop: another loop only wakes it.
             if let cluster = broker.cluster, cluster.hasWork, !isMain {
                 wakeMain = true
@@ -330,7 +330,7 @@ final class Worker: @unchecked Sendable {
 
     private func flush(_ ids: Set<ConnectionID>) {
         var ready: [Connection] = []
-        shared.withLock { _ in
+        shared.withLock(.flush) { _ in
             for id in ids {
                 if let connection = connections[id], connection.takeQueued() { ready.append(connection) }
             }
@@ -363,7 +363,7 @@ final class Worker: @unchecked Sendable {
     private func accountWritten(_ written: [Connection]) -> [Connection] {
         var more: [Connection] = []
         var large: [Connection] = []
-        shared.withLock { broker in
+        shared.withLock(.writes) { broker in
             for connection in written {
                 let (again, isLarge) = connection.accountWritten(broker)
                 if again { more.append(connection) }

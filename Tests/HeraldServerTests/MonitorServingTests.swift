@@ -63,6 +63,31 @@ import Glibc
         #expect((process?["open_fds"] as? Int ?? 0) >= 5, "listeners and two clients at least")
     }
 
+    /// With two loops the broker lock is measured per taker (issue 35: where the lock is held
+    /// and for how long); one loop measures nothing.
+    @Test func twoLoopsReportWhoTookTheBrokerLockAndForHowLong() throws {
+        let daemon = try DaemonProcess(config: "monitor_port: 0", arguments: ["--workers", "2"])
+        let port = try daemon.monitorPort()
+        let subscriber = try daemon.client()
+        let publisher = try daemon.client()
+        _ = try subscriber.request(#"{"op":"sub","ch":"lock.demo"}"#)
+        for n in 1...50 { _ = try publisher.request(#"{"op":"pub","ch":"lock.demo","data":\#(n),"rid":\#(n)}"#) }
+        for _ in 1...50 { _ = try subscriber.frame() }
+        let figures = try varz(port)
+        for site in ["read", "flush", "writes", "tick", "other"] {
+            for part in ["takes", "wait_us", "held_us"] {
+                #expect(figures["broker_lock_\(site)_\(part)"] is Int, "broker_lock_\(site)_\(part)")
+            }
+        }
+        #expect((figures["broker_lock_read_takes"] as? Int ?? 0) >= 50, "every read takes the lock once")
+        #expect((figures["broker_lock_flush_takes"] as? Int ?? 0) > 0)
+        let metrics = try HTTPTestClient.request("GET", "/metrics", port: port).body
+        #expect(metrics.contains("# TYPE herald_broker_lock_read_held_seconds_total counter"))
+        let single = try DaemonProcess(config: "monitor_port: 0", arguments: ["--workers", "1"])
+        _ = try single.client().request(#"{"op":"ping"}"#)
+        #expect(try varz(try single.monitorPort()).keys.allSatisfy { !$0.hasPrefix("broker_lock_") }, "one loop measures nothing")
+    }
+
     @Test func varzHasEveryKeyOfTheStatsOpWithTheSameValues() throws {
         let (daemon, port) = try daemon()
         defer { withExtendedLifetime(daemon) {} }

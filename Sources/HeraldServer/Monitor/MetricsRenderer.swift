@@ -88,7 +88,22 @@ enum MetricsRenderer {
                help: "Cluster mode: client connections not read now because cluster work is over its bound."),
         Metric(figure: "cluster_node_resets", name: "herald_cluster_node_resets_total", kind: .counter,
                help: "Cluster mode: times this process was declared down while running and started again as a new node."),
-    ]
+    ] + lockMetrics
+
+    /// With `workers` above 1: per taker of the broker lock (`SharedBroker.LockSite`), how
+    /// often it took the lock, how long it waited for it and how long it held it.
+    static let lockMetrics: [Metric] = SharedBroker.LockSite.allCases.flatMap { site -> [Metric] in
+        let figure = "broker_lock_" + site.name
+        let name = "herald_broker_lock_" + site.name
+        return [Metric(figure: figure + "_takes", name: name + "_takes_total", kind: .counter,
+                       help: "Times the broker lock was taken by: " + site.name + " (workers above 1)."),
+                Metric(figure: figure + "_wait_us", name: name + "_wait_seconds_total", kind: .counter,
+                       help: "Time spent waiting for the broker lock by: " + site.name + " (workers above 1).",
+                       divisor: 1_000_000),
+                Metric(figure: figure + "_held_us", name: name + "_held_seconds_total", kind: .counter,
+                       help: "Time the broker lock was held by: " + site.name + " (workers above 1).",
+                       divisor: 1_000_000)]
+    }
 
     /// The exposition text.
     /// - Parameter snapshot: the figures to render.
