@@ -24,7 +24,7 @@ extension Connection {
     func resumeAfterThrottle() {
         guard isHolding, !isClosing, !session.isParked else { return }
         let now = worker.now
-        let step = worker.shared.withLock { broker -> AfterLines in
+        let step = worker.shared.withLock(.read) { broker -> AfterLines in
             if !isBackpressured {
                 session.isReadPaused = false
                 broker.heard(from: session, now: now)

@@ -108,7 +108,7 @@ extension Connection {
     func resumeAfterVerdict() {
         guard isHolding, !isClosing else { return }
         let now = worker.now
-        let step = worker.shared.withLock { broker in frameHeld(broker, now: now) }
+        let step = worker.shared.withLock(.read) { broker in frameHeld(broker, now: now) }
         proceed(step)
     }
 
@@ -117,7 +117,7 @@ extension Connection {
     func resumeAfterYield() {
         guard isHolding, !isClosing, !session.isParked else { return }
         let now = worker.now
-        let step = worker.shared.withLock { broker in frameHeld(broker, now: now) }
+        let step = worker.shared.withLock(.read) { broker in frameHeld(broker, now: now) }
         proceed(step)
     }
 

@@ -19,7 +19,8 @@ import Glibc
 final class SharedBroker: @unchecked Sendable {
     /// Who takes the lock, for the measurements.
     enum LockSite: Int, CaseIterable {
-        /// A connection's read callback: every line of one read.
+        /// A connection's read callback: every line of one read (or of the bytes it held
+        /// after yielding its pass budget, a rate wait or a token check).
         case read
         /// A loop's flush pass (the dirty list, teardown slices, inbox flushes).
         case flush
