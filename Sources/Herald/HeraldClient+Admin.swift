@@ -34,7 +34,7 @@ public struct ConnectedClientsPage: Sendable, Equatable {
     public let next: String?
 }
 
-/// Admin ops (`clients`, `kick`): for a user with `admin: true` (any connection without auth).
+/// Admin ops (`clients`, `kick`, `handlers`): for a user with `admin: true` (any connection without auth).
 extension HeraldClient {
     /// One page of the daemon's connections (every node's in cluster mode).
     /// - Parameters:
@@ -58,5 +58,17 @@ extension HeraldClient {
     /// - Throws: `.server("forbidden", …)` for a user that is not an admin, `.notConnected`, `.timeout`.
     public func kick(_ client: String) async throws(HeraldClientError) -> Bool {
         try await ask("kick") { writer in writer.string("client", client) }.int("count") == 1
+    }
+
+    /// The signal handlers a signal on `channel` is offered to at its own level, in the
+    /// order it asks them (a `link`'s further levels are not followed; every node's in
+    /// cluster mode).
+    /// - Parameter channel: a concrete channel name.
+    /// - Returns: the handlers' client ids.
+    /// - Throws: `.server("forbidden", …)` for a user that is not an admin,
+    ///   `.server("bad_channel", …)` for a pattern, `.notConnected`, `.timeout`, `.decoding`.
+    public func handlers(of channel: String) async throws(HeraldClientError) -> [String] {
+        let frame = try await ask("handlers") { writer in writer.string("ch", channel) }
+        return try (frame.raw("handlers") ?? RawJSON("[]")).decode(as: [String].self)
     }
 }

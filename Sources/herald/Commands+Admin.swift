@@ -1,7 +1,7 @@
 import Herald
 import HeraldWire
 
-/// `herald clients` and `herald kick CLIENT` (issue 37, admin ops).
+/// `herald clients`, `herald kick CLIENT` and `herald handlers CHANNEL` (issue 37, admin ops).
 extension Commands {
     /// Lists every connection, page by page: `CLIENT USER NAME ADDR TRANSPORT SUBS PENDING
     /// DROPPED CONNECTED_MS` per line ("-" for no user or name), or one JSON object per line.
@@ -21,6 +21,24 @@ extension Commands {
         let done = try await client.kick(target)
         Output.line(done ? "kicked \(target)" : "no connection \(target)")
         return done ? .success : .notFound
+    }
+
+    /// Prints the signal handlers of one channel's level, one client id per line in the
+    /// order a signal asks them, or with --json one array.
+    func handlers(_ client: HeraldClient) async throws(HeraldClientError) -> ExitCode {
+        let ids = try await client.handlers(of: channel.name)
+        if invocation.json {
+            var line: [UInt8] = [UInt8(ascii: "[")]
+            for (index, id) in ids.enumerated() {
+                if index > 0 { line.append(UInt8(ascii: ",")) }
+                line.appendJSONString(id)
+            }
+            line.append(UInt8(ascii: "]"))
+            Output.line(String(decoding: line, as: UTF8.self))
+        } else {
+            for id in ids { Output.line(id) }
+        }
+        return .success
     }
 
     /// One connection as `clients` prints it.

@@ -51,6 +51,7 @@ struct Commands {
             case "presence": try invocation.check(allowed: ["--watch", "--count", "--timeout", "--json"], positionals: 1...1, command: command)
             case "clients": try invocation.check(allowed: ["--json"], positionals: 0...0, command: command)
             case "kick": try invocation.check(allowed: [], positionals: 1...1, command: command)
+            case "handlers": try invocation.check(allowed: ["--json"], positionals: 1...1, command: command)
             default: try invocation.check(allowed: ["--json"], positionals: 0...1, command: command)
             }
         } catch {
@@ -84,6 +85,7 @@ struct Commands {
             case "presence": return try await presence(client, timeout: timeout)
             case "clients": return try await clients(client)
             case "kick": return try await kick(client)
+            case "handlers": return try await handlers(client)
             default: return try await channels(client)
             }
         } catch {

@@ -39,6 +39,7 @@ enum Help {
       presence CHANNEL         list who is in CHANNEL (--watch: follow joins and leaves)
       clients                  list every connection (an admin user's token)
       kick CLIENT              close a connection (an admin user's token)
+      handlers CHANNEL         list a channel's signal handlers (an admin user's token)
       bench [CHANNEL]          measure pub/sub throughput and latency
 
     Run herald COMMAND --help for a command's flags.
@@ -143,6 +144,14 @@ enum Help {
         Closes connection CLIENT (e.g. c7): it is told "kicked". Prints "kicked CLIENT" and
         exits 0, or "no connection CLIENT" and exits 7. Needs an admin user's --token when
         auth is on.
+        """,
+        "handlers": """
+        Usage: herald handlers CHANNEL [--json]
+
+        Lists the signal handlers (handle subscriptions) a signal on CHANNEL (a concrete name)
+        is offered to at its own level, one client id per line in the order the signal asks
+        them (every node's in cluster mode); with --json one array. A link's further levels
+        are not followed. Needs an admin user's --token when auth is on.
         """,
         "presence": """
         Usage: herald presence CHANNEL [--watch] [--count N] [--timeout S] [--json]

@@ -2,7 +2,7 @@ import Foundation
 import HeraldTestSupport
 import Testing
 
-/// `herald clients` and `herald kick CLIENT` (issue 37, admin ops).
+/// `herald clients`, `herald kick CLIENT` and `herald handlers CHANNEL` (issue 37, admin ops).
 @Suite struct CLIAdminTests {
     @Test func clientsListsEveryConnectionAndKickClosesOne() throws {
         let daemon = try TestDaemon()
@@ -25,5 +25,26 @@ import Testing
         #expect(member.process.terminationStatus != 0, "the kicked sub ends with an error")
         let again = try herald(["kick", id] + at(daemon))
         #expect(again.status == 7 && again.stdout == "no connection \(id)\n")
+    }
+
+    @Test func handlersListsAChannelsSignalHandlersInTheOrderASignalAsksThem() throws {
+        let daemon = try TestDaemon()
+        let first = try startHerald(["handle", "app.settings", "--timeout", "8"] + at(daemon))
+        #expect(try waitForSubscriptions(daemon, count: 1))
+        let second = try startHerald(["handle", "app.settings", "--stop", "--timeout", "8"] + at(daemon))
+        #expect(try waitForSubscriptions(daemon, count: 2))
+        let listed = try herald(["handlers", "app.settings"] + at(daemon))
+        #expect(listed.status == 0, "\(listed)")
+        let ids = listed.stdout.split(separator: "\n").map(String.init)
+        #expect(ids.count == 2 && ids.allSatisfy { $0.hasPrefix("c") }, "\(ids)")
+        let json = try herald(["handlers", "app.settings", "--json"] + at(daemon))
+        let array = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String]
+        #expect(array == ids, "the same handlers as one array")
+        let none = try herald(["handlers", "app.other"] + at(daemon))
+        #expect(none.status == 0 && none.stdout.isEmpty, "no handlers: nothing printed")
+        let pattern = try herald(["handlers", "app.*"] + at(daemon))
+        #expect(pattern.status == 1 && pattern.stderr.contains("bad_channel"), "\(pattern)")
+        first.process.terminate()
+        second.process.terminate()
     }
 }
