@@ -7,7 +7,7 @@ extension Broker {
     /// only a cached prefix (`{"event":"CH","sub":"NAME"`) and, when set, `args`, `last`
     /// and `dropped` are added.
     func publish(from session: Session) throws(HeraldError) {
-        if session.isRateLimited { session.rate?.chargePublish(now: lastNow) }
+        if session.hasRate { session.rate?.chargePublish(now: lastNow) }
         if scanner.holds(.id) { return try publishOnce(from: session) }
         try port.publish(self, from: session)
     }

@@ -29,14 +29,14 @@ extension Broker {
     /// Charges a line of `count` bytes (without its newline) to the session's user.
     @inline(__always)
     func chargeRate(line count: Int, of session: Session, now: Int) {
-        guard session.isRateLimited else { return }
+        guard session.hasRate else { return }
         session.rate?.chargeLine(bytes: count + 1, now: now)
     }
 
     /// How long (ms) the session must wait before its next line for its user's rates;
     /// 0: go on. Asked by the server before each line of a rate-limited session.
     public func rateWait(for session: Session, now: Int) -> Int {
-        guard session.isRateLimited, let rate = session.rate else { return 0 }
+        guard session.hasRate, let rate = session.rate else { return 0 }
         return rate.waitMs(now: now)
     }
 
