@@ -115,4 +115,43 @@ import Testing
         #expect(log.count == 0 && log.heldBytes == 0 && log.deadBytes == 0 && log.bytes.isEmpty)
         #expect(!log.isLive(model[99].number))
     }
+
+    /// Records name their account by a slot in the log's owner table: a slot is held while
+    /// the account owns a live record, freed when its last one is evicted or tombstoned,
+    /// and reused by the next account, so the table stays as small as the accounts with
+    /// records (10,000 accounts taking turns use one slot).
+    @Test func ownerSlotsAreFreedWithTheirLastRecordAndReused() {
+        var log = HistoryLog()
+        let (m, t) = parts(1, middle: 8, tail: 8)
+        func add(_ owner: UserAccount?) -> Int {
+            _ = log.makeRoom(for: m.count + t.count, capacity: 1 << 20)
+            return m.withUnsafeBytes { middle in
+                t.withUnsafeBytes { tail in
+                    log.append(seq: 1, position: 0, previous: -1, middle: middle, tail: tail, owner: owner).number
+                }
+            }
+        }
+        let ada = UserAccount(name: "ada"), bob = UserAccount(name: "bob")
+        let first = add(ada), second = add(ada), third = add(bob)
+        #expect(ada.historyOwnerSlot == 0 && bob.historyOwnerSlot == 1)
+        #expect(log.kill(first)?.owner === ada, "a tombstone hands its owner back for crediting")
+        #expect(ada.historyOwnerSlot == 0, "ada still owns a live record")
+        #expect(log.evictOldest().owner == nil, "the tombstoned record was credited already")
+        #expect(log.evictOldest().owner === ada)
+        #expect(ada.historyOwnerSlot == -1, "ada's last record went: its slot is free")
+        let cat = UserAccount(name: "cat")
+        _ = add(cat)
+        #expect(cat.historyOwnerSlot == 0, "the free slot is reused")
+        #expect(log.record(third).owner == 1 && log.record(log.end - 1).owner == 0)
+        for round in 0..<10_000 {
+            let account = UserAccount(name: "u\(round)")
+            _ = add(account)
+            while log.count > 2 { _ = log.evictOldest() }
+            #expect(account.historyOwnerSlot >= 0 && account.historyOwnerSlot < 3)
+        }
+        var credited: [String] = []
+        log.removeAll { owner, _ in credited.append(owner.name) }
+        #expect(credited.count == 2, "the two live owned records are credited: \(credited)")
+        _ = second
+    }
 }

@@ -235,7 +235,7 @@ import HeraldWire
         let accounts = Array(broker.accounts.values)
         var history = 0
         let log = broker.retention.log
-        for number in log.first..<log.end where log.isLive(number) && log.record(number).owner != nil {
+        for number in log.first..<log.end where log.isLive(number) && log.record(number).owner >= 0 {
             history += Int(log.record(number).length) + HistoryLog.entryCost
         }
         let charged = accounts.reduce(0) { $0 + $1.historyBytes }

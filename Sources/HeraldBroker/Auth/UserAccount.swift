@@ -24,6 +24,9 @@ final class UserAccount {
     var historyEvents = 0
     /// Its events in history, oldest first, for evicting past `history_bytes`.
     var historyLedger = UserHistoryLedger()
+    /// Its slot among the history log's owners while records are charged to it, else -1
+    /// (`HistoryLog.ownerSlot`).
+    var historyOwnerSlot: Int32 = -1
 
     init(name: String) {
         self.name = name
