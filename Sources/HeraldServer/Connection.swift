@@ -43,6 +43,16 @@ final class Connection {
     /// The WebSocket state of a connection from a `ws_port` or `wss_port` listener
     /// (`Connection+WebSocket`); nil otherwise.
     let webSocket: WebSocketState?
+    /// Where other loops put this connection's bytes for it to write without the broker
+    /// lock (`Worker+Handoff`): plain connections when there is more than one loop; nil
+    /// otherwise, and then nothing of it runs.
+    let handoff: OutputHandoff?
+    /// Set when a take under the lock found a write out and could not hand the session's
+    /// bytes to the box (the session closes after its flush): the write's completion takes
+    /// the lock to take them.
+    var mustTakeAfterWrite = false
+    /// The session's bytes on their way behind handed-off ones in `takeQueued`.
+    var takeScratch: [UInt8] = []
     /// Bytes being written; untouched by anyone but this loop until the write completes.
     /// With TLS: plaintext from `takeQueued`, ciphertext once `sealTLS` ran in `writeTaken`.
     var inFlightBytes: [UInt8] = []
@@ -83,7 +93,7 @@ final class Connection {
     var clusterWorkPass = -1
 
     /// Buffers past this capacity are released once empty, so one burst does not pin memory.
-    private static let retainedCapacity = 1 << 20
+    static let retainedCapacity = 1 << 20
 
     /// Memory large enough for any stream handle the daemon uses (TCP or pipe).
     static func allocateStreamHandle() -> UnsafeMutableRawPointer {
@@ -127,6 +137,8 @@ final class Connection {
             return (session, broker.config.maxLine, server.tlsTimeoutMs)
         }
         self.session = session
+        self.handoff = self.tls == nil && !webSocket && worker.server.workers.count > 1
+            ? worker.openHandoff(for: id, session: session) : nil
         self.framer = LineFramer(maxLine: maxLine)
         handlePointer.pointee.data = Unmanaged.passRetained(self).toOpaque()
         writeRequest.pointee.data = Unmanaged.passUnretained(self).toOpaque()
@@ -256,10 +268,15 @@ final class Connection {
         // The closing frame is the last one queued, and nothing is queued after it: read its
         // code before any of the queue is taken.
         if closeReason == nil && session.closeAfterFlush { closeReason = CloseReason.closing(session.outbound) }
-        guard !isClosing, !isWriting else { return false }
+        guard !isClosing, !isWriting else {
+            if isWriting && handoff != nil { keepForWriteCompletion() }
+            return false
+        }
         if let tls { return takeQueuedTLS(tls) }
         if let webSocket { return takeQueuedWebSocket(webSocket) }
-        if inFlightBytes.isEmpty && session.hasWritableOutput {
+        if let handoff {
+            takeHandedOffAndQueued(handoff)
+        } else if inFlightBytes.isEmpty && session.hasWritableOutput {
             session.takeOutbound(into: &inFlightBytes)
             session.inFlight = inFlightBytes.count
             lastTakenMs = worker.now
@@ -371,6 +388,14 @@ final class Connection {
             close(reason: Connection.endReason(Int(status)))
             return
         }
+        if let handoff, closeReason == nil {
+            // What was handed over meanwhile goes out without the lock, which is taken only
+            // when a take under it found this write out (`keepForWriteCompletion`).
+            noteHandedWritten(handoff)
+            pumpHandoff()
+            if isWriting || isClosing || !mustTakeAfterWrite { return }
+            mustTakeAfterWrite = false
+        }
         let (more, isLarge) = worker.shared.withLock(.writes) { broker in accountWritten(broker) }
         // Large buffers stay while the connection streams (`LargeBufferKeeper`).
         if isLarge { worker.largeBuffers.hold(self) }
@@ -382,11 +407,20 @@ final class Connection {
     /// - Returns: `more`, whether `writeTaken` has something to do again; `isLarge`, whether
     ///   the connection now holds a buffer for `LargeBufferKeeper` to watch.
     func accountWritten(_ broker: Broker) -> (more: Bool, isLarge: Bool) {
-        inFlightBytes.removeAll(keepingCapacity: true)
-        // `inFlight` is the plaintext taken (what was written, unless TLS sealed it), so
-        // bytes_out counts protocol bytes on every transport, like bytes_in.
-        broker.stats.bytesOut += session.inFlight
-        session.inFlight = 0
+        if handoff != nil {
+            // Handed-off bytes may wait in the box, counted in `inFlight`: only what was
+            // written leaves it.
+            handoff?.settle(broker)
+            broker.stats.bytesOut += inFlightBytes.count
+            session.inFlight -= inFlightBytes.count
+            inFlightBytes.removeAll(keepingCapacity: true)
+        } else {
+            inFlightBytes.removeAll(keepingCapacity: true)
+            // `inFlight` is the plaintext taken (what was written, unless TLS sealed it), so
+            // bytes_out counts protocol bytes on every transport, like bytes_in.
+            broker.stats.bytesOut += session.inFlight
+            session.inFlight = 0
+        }
         let isLarge = inFlightBytes.capacity > Connection.retainedCapacity
             || session.outboundCapacity > Connection.retainedCapacity
         return (takeQueued(), isLarge)
@@ -410,7 +444,8 @@ final class Connection {
             inFlightBytes = []
         }
         session.shrinkOutboundIfIdle(above: Connection.retainedCapacity)
-        return session.outboundCapacity <= Connection.retainedCapacity
+        let boxIsSmall = handoff.map { worker.shrinkHandoff($0, above: Connection.retainedCapacity) } ?? true
+        return session.outboundCapacity <= Connection.retainedCapacity && boxIsSmall
     }
 
     /// Closes the connection; its memory goes in the close callback (handle rule 1).

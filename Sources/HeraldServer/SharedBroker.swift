@@ -51,6 +51,9 @@ final class SharedBroker: @unchecked Sendable {
     }
 
     private let broker: Broker
+    /// Hand-off writes left uncounted by loops that found the lock taken; the holder counts
+    /// them before it lets go (more than one loop only).
+    let settlements = HandoffSettlements()
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     /// Whether the lock is measured (more than one loop).
     private let measures: Bool
@@ -84,6 +87,7 @@ final class SharedBroker: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         let got = uv_hrtime()
         defer {
+            settlements.settleIfAny(broker)
             let tally = tallies + site.rawValue
             tally.pointee.takes += 1
             tally.pointee.waitNs &+= got &- asked
@@ -91,6 +95,42 @@ final class SharedBroker: @unchecked Sendable {
             pthread_mutex_unlock(mutex)
         }
         return try body(broker)
+    }
+
+    /// From a loop that found the lock taken: leaves its boxes' uncounted writes to be
+    /// counted by the holder before it lets go, or counts them now if the lock came free
+    /// meanwhile (the holder may have looked before they were left).
+    func leave(_ boxes: inout [OutputHandoff]) {
+        settlements.leave(&boxes)
+        _ = withLockIfFree(.flush) { _ in }
+    }
+
+    /// Runs `body` with exclusive use of the broker if the lock is free now, measured as
+    /// `site` (a take without a wait).
+    /// - Returns: what `body` returned, or nil when another thread held the lock.
+    func withLockIfFree<R>(_ site: LockSite, _ body: (Broker) throws -> R) rethrows -> R? {
+        guard pthread_mutex_trylock(mutex) == 0 else { return nil }
+        guard measures else {
+            defer { pthread_mutex_unlock(mutex) }
+            return try body(broker)
+        }
+        let got = uv_hrtime()
+        defer {
+            settlements.settleIfAny(broker)
+            let tally = tallies + site.rawValue
+            tally.pointee.takes += 1
+            tally.pointee.heldNs &+= uv_hrtime() &- got
+            pthread_mutex_unlock(mutex)
+        }
+        return try body(broker)
+    }
+
+    /// `withLock` when `wait`, else `withLockIfFree`.
+    /// - Returns: whether `body` ran.
+    func withLock(_ site: LockSite, waiting wait: Bool, _ body: (Broker) throws -> Void) rethrows -> Bool {
+        guard wait else { return try withLockIfFree(site, body) != nil }
+        try withLock(site, body)
+        return true
     }
 
     /// Runs `body` with exclusive use of the broker, measured as `LockSite.other`.

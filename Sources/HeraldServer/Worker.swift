@@ -15,6 +15,9 @@ final class Worker: @unchecked Sendable {
     enum Message {
         case adopt(fd: Int32, isTCP: Bool, id: Int, transport: Transport = .plain)
         case flush(ConnectionID)
+        /// Another loop moved bytes into this connection's `OutputHandoff`: write them
+        /// without the broker lock (`Worker+Handoff`).
+        case handoff(ConnectionID)
         /// Another loop's verification answered this connection's parked `hello`.
         case resume(ConnectionID)
         case close(ConnectionID)
@@ -104,11 +107,17 @@ final class Worker: @unchecked Sendable {
     private(set) lazy var largeBuffers = LargeBufferKeeper(worker: self)
     /// Connections waiting for their user's rate limits (`Connection+Throttle`).
     private(set) lazy var throttled = ThrottleKeeper(worker: self)
-    private let inbox: UnsafeMutablePointer<uv_async_t>
-    private let inboxMutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private var pending: [Message] = []
+    let inbox: UnsafeMutablePointer<uv_async_t>
+    let inboxMutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    var pending: [Message] = []
     /// Set under the inbox lock when the inbox handle closes; later posts are dropped.
-    private var inboxClosed = false
+    var inboxClosed = false
+    /// The hand-off boxes of this loop's plain connections by id, with more than one loop;
+    /// guarded by the inbox lock (`Worker+Handoff`).
+    var handoffs: [ConnectionID: OutputHandoff] = [:]
+    /// Boxes of this loop's connections that wrote handed-off bytes not yet counted under
+    /// the broker lock (`OutputHandoff.settle`).
+    var unsettled: [OutputHandoff] = []
     private var handlesClosed = false
 
     init(index: Int, server: Server, shared: SharedBroker) throws(UVError) {
@@ -178,6 +187,7 @@ final class Worker: @unchecked Sendable {
     /// routine ends at `debug` (see `CloseReason`).
     func connectionClosed(_ connection: Connection) {
         connections[connection.session.id] = nil
+        if connection.handoff != nil { closeHandoff(for: connection.session.id) }
         forgetBackpressured(connection)
         forgetDoubtHeld(connection)
         let server = self.server
@@ -196,6 +206,13 @@ final class Worker: @unchecked Sendable {
 
     /// Writes every connection with queued bytes: those of this loop now, the others'
     /// through their inboxes. One lock for the whole pass.
+    ///
+    /// With more than one loop the pass does not wait for the lock: if another loop holds
+    /// it, that loop runs a pass of its own after its hold, which does everything here for
+    /// every loop (the dirty list is the broker's, and this loop's connections get their
+    /// bytes by hand-off), so this loop only leaves its uncounted writes to it and goes back
+    /// to its sockets. The main loop waits when it runs the cluster engine (the commands
+    /// are taken here).
     func flushDirty() {
         pass &+= 1
         resumeYielded()
@@ -210,7 +227,8 @@ final class Worker: @unchecked Sendable {
         var clusterWaitingBytes = 0
         // Teardown below can queue cluster work (interest, `$sys` events) after the take.
         var clusterLeftover = false
-        shared.withLock(.flush) { broker in
+        let waits = server.workers.count == 1 || (isMain && server.clusterEngine != nil)
+        let took = shared.withLock(.flush, waiting: waits) { broker in
             // The engine lives on the main loop: another loop only wakes it.
             if let cluster = broker.cluster, cluster.hasWork, !isMain {
                 wakeMain = true
@@ -227,11 +245,12 @@ final class Worker: @unchecked Sendable {
             }
             server.drainStateRecords(broker)
             authEvents = broker.takeAuthEvents()
+            if !unsettled.isEmpty { settleHandedOff(broker) }
             broker.drainDirty { session in
                 let owner = server.worker(for: session.id)
                 if owner === self {
                     if let connection = connections[session.id], connection.takeQueued() { ready.append(connection) }
-                } else {
+                } else if session.closeAfterFlush || !owner.handOff(session) {
                     owner.post(.flush(session.id))
                 }
             }
@@ -241,7 +260,14 @@ final class Worker: @unchecked Sendable {
             }
             clusterWaitingBytes = broker.cluster?.outboxBytes ?? 0
         }
+        guard took else {
+            if !unsettled.isEmpty { leaveUnsettled() }
+            hasTeardown = false
+            return
+        }
         write(ready)
+        // The pass's own writes: counted now if the lock is free, else by its holder.
+        if !unsettled.isEmpty { leaveUnsettled() }
         if !clusterCommands.isEmpty { server.clusterEngine?.send(clusterCommands) }
         if !clusterWriters.isEmpty && pauseClusterWriters(waitingBytes: clusterWaitingBytes) && !isMain { wakeMain = true }
         if isMain { server.clusterEngine?.updateBackpressure() }
@@ -311,10 +337,12 @@ final class Worker: @unchecked Sendable {
         pending.removeAll(keepingCapacity: true)
         pthread_mutex_unlock(inboxMutex)
         var flushes = Set<ConnectionID>()
+        var handedOff: [ConnectionID] = []
         for message in messages {
             switch message {
             case .adopt(let fd, let isTCP, let id, let transport): adopt(fd: fd, isTCP: isTCP, id: id, transport: transport)
             case .flush(let id): flushes.insert(id)
+            case .handoff(let id): handedOff.append(id)
             case .resume(let id): connections[id]?.resumeAfterVerdict()
             case .close(let id): connections[id]?.close()
             case .closeAll: for connection in Array(connections.values) { connection.close() }
@@ -326,6 +354,7 @@ final class Worker: @unchecked Sendable {
             }
         }
         if !flushes.isEmpty { flush(flushes) }
+        for id in handedOff { connections[id]?.pumpHandoff() }
     }
 
     private func flush(_ ids: Set<ConnectionID>) {
@@ -351,7 +380,17 @@ final class Worker: @unchecked Sendable {
         var pending = ready
         while !pending.isEmpty {
             var written: [Connection] = []
-            for connection in pending where connection.writeTakenAtOnce() { written.append(connection) }
+            for connection in pending where connection.writeTakenAtOnce() {
+                // A connection with a hand-off box counts its write at the next pass, and
+                // goes on with what was handed over meanwhile, without the lock; one that is
+                // closing goes the usual way (its close follows the count).
+                if let handoff = connection.handoff, connection.closeReason == nil {
+                    connection.noteHandedWritten(handoff)
+                    connection.pumpHandoff()
+                } else {
+                    written.append(connection)
+                }
+            }
             guard !written.isEmpty else { break }
             pending = accountWritten(written)
         }

@@ -28,6 +28,88 @@ import Glibc
         #expect(stats["connections"] as? Int == 5)
     }
 
+    /// Bytes one loop queues for a connection of another reach it by hand-off (written by
+    /// its loop without the broker lock, counted at a later pass): subscribers on both loops
+    /// get every event in order, more than their sockets hold at once, and `bytes_out`
+    /// counts exactly the bytes the clients received.
+    @Test func handedOffBytesArriveInOrderAndAreCountedExactly() throws {
+        let daemon = try DaemonProcess(arguments: ["--workers", "2"])
+        var received = 0
+        func frame(_ client: TestClient) throws -> [String: Any] {
+            let line = try client.line(timeout: 20)
+            received += line.utf8.count + 1
+            return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        }
+        // Connections alternate between the two loops: a subscriber on each, the
+        // publisher on the first one's, so one subscriber is fed by hand-off.
+        let subscribers = try (0..<2).map { _ in try TestClient(port: daemon.port) }
+        let publisher = try TestClient(port: daemon.port)
+        for client in subscribers + [publisher] { _ = try frame(client) }
+        for subscriber in subscribers {
+            subscriber.send(#"{"op":"sub","ch":"hand.x"}"#)
+            #expect(try frame(subscriber)["ok"] as? String == "sub")
+        }
+        let count = 20_000
+        let payload = String(repeating: "h", count: 200)
+        let batch = (1...count).map { #"{"op":"pub","ch":"hand.x","data":"\#(payload)","rid":\#($0)}"# }.joined(separator: "\n") + "\n"
+        publisher.send(bytes: Array(batch.utf8))
+        // Read one subscriber to the end before the other: the other's bytes pile up past
+        // its socket buffers meanwhile (5 MB), so its writes go out in parts.
+        for subscriber in subscribers {
+            for expected in 1...count {
+                let event = try frame(subscriber)
+                #expect(event["seq"] as? Int == expected)
+                if event["seq"] as? Int != expected { return }
+            }
+        }
+        for expected in 1...count { #expect(try frame(publisher)["rid"] as? Int == expected) }
+        // Every client has read everything sent to it. A `stats` answer is written after its
+        // figures are taken, so `bytes_out` must equal what was received before it, once the
+        // loops counted their last writes (at their next pass: ask until then).
+        let observer = try TestClient(port: daemon.port)
+        _ = try frame(observer)
+        var counted = -1
+        var before = 0
+        let deadline = Date().addingTimeInterval(5)
+        repeat {
+            before = received
+            observer.send(#"{"op":"stats"}"#)
+            let stats = try frame(observer)
+            counted = stats["bytes_out"] as? Int ?? -1
+            #expect(stats["msgs_out"] as? Int == 2 * count)
+            #expect(stats["slow_consumers"] as? Int == 0)
+            if counted >= before { break }
+            usleep(20_000)
+        } while Date() < deadline
+        #expect(counted == before)
+    }
+
+    /// Handed-off bytes count against `max_pending` until written, and stop counting once
+    /// written: a subscriber on another loop that reads every burst carries ten times its
+    /// bound in 20 bursts and is never taken for a slow consumer (a write left uncounted
+    /// would add up past the bound within a few bursts).
+    @Test func handedOffWritesStopCountingAgainstMaxPendingOnceWritten() throws {
+        let daemon = try DaemonProcess(config: "max_pending: 1048576", arguments: ["--workers", "2"])
+        let subscriber = try daemon.client()
+        let publisher = try daemon.client()
+        _ = try subscriber.request(#"{"op":"sub","ch":"burst"}"#)
+        let payload = String(repeating: "b", count: 200)
+        let perBurst = 2_000
+        var expected = 1
+        for _ in 0..<20 {
+            let batch = String(repeating: #"{"op":"pub","ch":"burst","data":"\#(payload)"}"# + "\n", count: perBurst)
+            publisher.send(bytes: Array(batch.utf8))
+            for _ in 0..<perBurst {
+                let event = try subscriber.frame(timeout: 10)
+                #expect(event["seq"] as? Int == expected)
+                expected += 1
+            }
+        }
+        let stats = try publisher.request(#"{"op":"stats"}"#)
+        #expect(stats["slow_consumers"] as? Int == 0)
+        #expect(stats["msgs_out"] as? Int == 20 * perBurst)
+    }
+
     @Test func sigtermStopsEveryLoopAndExitsZero() throws {
         let daemon = try DaemonProcess(arguments: ["--workers", "3"])
         let clients = try (0..<6).map { _ in try daemon.client() }
