@@ -50,6 +50,41 @@ import HeraldBroker
         #expect(harness.frames(fast).compactMap { $0["seq"] as? Int } == [3])
     }
 
+    /// Channels deliver to a plain subscription from their cached targets without reading
+    /// the subscription (`FastTarget.plainSession`). A subscriber that disconnects with more
+    /// subscriptions than are unindexed inline leaves the rest in the index until the
+    /// teardown reaches them: no channel that cached one of them may deliver to it meanwhile
+    /// (a stale cache would count it as a receiver and queue into a closed session), and the
+    /// session is freed once the teardown is done.
+    @Test func channelsThatCachedAPlainSubscriberNeverDeliverToItAfterItDisconnects() {
+        let harness = BrokerHarness(BrokerConfig())
+        let stays = harness.connect()
+        let publisher = harness.connect()
+        harness.subscribe(stays, #""ch":"c.>""#)
+        let channels = 1_000  // twice what `disconnect` unindexes inline (`Broker.inlineUnindexing`)
+        weak var gone: Session?
+        do {
+            let leaving = harness.connect()
+            for i in 0..<channels { harness.subscribe(leaving, #""ch":"c.\#(i)""#) }
+            gone = leaving
+            for i in 0..<channels {
+                harness.send(publisher, #"{"op":"pub","ch":"c.\#(i)","data":1,"rid":\#(i)}"#)
+                #expect(harness.frames(publisher).first?["receivers"] as? Int == 2)
+            }
+            #expect(harness.frames(leaving).count == channels)
+            harness.broker.disconnect(leaving)
+        }
+        #expect(harness.broker.hasDeferredWork, "half of its subscriptions wait for the teardown")
+        for i in 0..<channels {
+            harness.send(publisher, #"{"op":"pub","ch":"c.\#(i)","data":2,"rid":\#(i)}"#)
+            #expect(harness.frames(publisher).first?["receivers"] as? Int == 1)
+        }
+        #expect(harness.frames(stays).count == 2 * channels)
+        while harness.broker.hasDeferredWork { harness.broker.continueDeferredWork(isOverBudget: { false }) }
+        harness.broker.drainDirty { _ in }
+        #expect(gone == nil, "the teardown lets go of the session")
+    }
+
     /// A queue group whose next member belongs to a session kicked earlier in the same
     /// fan-out (by its plain subscription): the event goes to the other member.
     @Test func groupSkipsAMemberWhoseSessionWasKickedInTheSameFanOut() {

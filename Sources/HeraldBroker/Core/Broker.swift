@@ -335,6 +335,10 @@ public final class Broker {
         guard !session.subscriptions.isEmpty else { return }
         let all = session.subscriptions.retireAll()
         session.subscriptions.removeAll()
+        // They stay in the index until the teardown reaches them: the channels' cached
+        // targets, which deliver to a plain subscription's session without looking at the
+        // subscription (`FastTarget.plainSession`), must be rebuilt without them first.
+        index.invalidateTargets()
         chargeArgs(-session.argsBytes, to: session)
         if let account = session.account {
             account.subscriptions -= all.count

@@ -172,7 +172,14 @@ extension Broker {
                 channel.prefixArena.withUnsafeMutableBytes { prefixArena in
                     let prefixes = UnsafeRawBufferPointer(prefixArena)
                     for target in targets {
-                        if let single = target.subscription {
+                        if let plain = target.plainSession {
+                            plain._withUnsafeGuaranteedRef { session in
+                                let prefix = UnsafeRawBufferPointer(rebasing: prefixes[target.prefix])
+                                if deliverPlain(target, to: session, from: publisher, on: channel, prefix: prefix) {
+                                    receivers += 1
+                                }
+                            }
+                        } else if let single = target.subscription {
                             single._withUnsafeGuaranteedRef { subscription in
                                 subscription.withSession { session in
                                     let prefix = UnsafeRawBufferPointer(rebasing: prefixes[target.prefix])
@@ -211,6 +218,40 @@ extension Broker {
         guard subscription.isActive, !subscription.isHandler else { return false }
         return !session.closeAfterFlush && (session.echo || session.id != publisher)
             && (locks.count == 0 || !isLocked(subscription, on: channel))
+    }
+
+    /// `accepts` and `deliver` for a plain target (`FastTarget.plainSession`), reading the
+    /// session and the cache only: the subscription object is touched only on the rare
+    /// paths (a lock on the channel, a full queue, events dropped since the cache was built).
+    /// - Returns: whether the event was queued.
+    @inline(__always)
+    func deliverPlain(_ target: FastTarget, to session: Session, from publisher: ConnectionID, on channel: Channel,
+                      prefix: UnsafeRawBufferPointer) -> Bool {
+        guard !session.closeAfterFlush && (session.echo || session.id != publisher) else { return false }
+        guard locks.count == 0 && session.droppedEvents == 0, let subscription = target.subscription else {
+            return target.subscription.map { single in
+                single._withUnsafeGuaranteedRef { subscription in
+                    accepts(subscription, of: session, from: publisher, on: channel)
+                        && deliver(to: subscription, of: session, prefix: prefix)
+                }
+            } ?? false
+        }
+        let shared = eventShared.count
+        if session.pendingBytes + prefix.count + shared + 40 > config.maxPending {
+            overflow(subscription.takeUnretainedValue(), of: session)
+            return false
+        }
+        if !target.isCompact, let frame = eventShared.prefixed(prefix, upTo: shared) {
+            session.appendEvent(frame)
+        } else if target.isCompact, let head = eventShared.prefixed(prefix, upTo: eventFromStart) {
+            session.appendEvent(head, eventShared.bytes(eventFromEnd..<shared))
+        } else {
+            return subscription._withUnsafeGuaranteedRef { deliver(to: $0, of: session, prefix: prefix) }
+        }
+        markDirty(session)
+        stats.msgsOut += 1
+        if requests.isCollectingRecipients { requests.noteRecipient(session.id) }
+        return true
     }
 
     /// Appends one event frame to a subscriber's queue, applying `max_pending` and `max`.

@@ -15,6 +15,20 @@ struct FastTarget {
     let group: Unmanaged<QueueGroup>?
     /// The subscription's frame prefix, as a range of `Channel.prefixArena`.
     let prefix: Range<Int>
+    /// A plain subscription's session (no group, `args` or `max`, not a handler, nothing
+    /// dropped when cached): the fan-out delivers to it without reading the subscription
+    /// object at all (`Broker.deliverPlain`); nil for every other target.
+    ///
+    /// Why: with 100,000 channels the subscription objects do not fit the caches, and the
+    /// first read of one (`isActive`) was a fifth of the daemon's cycles (`perf`). Safe
+    /// without that read: a cached subscription is active (`refreshTargets` leaves retired
+    /// ones out), and it cannot stop being active without the index's generation changing
+    /// before the next fan-out (an `unsub` or end leaves the index at once; a closing
+    /// session's retirement invalidates every cache, `removeAllSubscriptions`), so neither
+    /// can its session go away while this pointer is cached.
+    let plainSession: Unmanaged<Session>?
+    /// Whether the subscription is compact (its frames leave `from` out).
+    let isCompact: Bool
 }
 
 /// A concrete channel the broker has seen: its sequence counter and its match cache.
@@ -72,8 +86,10 @@ extension Channel {
         targets = index.targets(for: name)
         // A subscription still replaying gets this channel's events through its cursor
         // (`ReplayCursor`); it joins the targets when the replay ends and resets the cache.
-        if targets.contains(where: { if case .single(let s) = $0 { s.isReplaying } else { false } }) {
-            targets.removeAll { if case .single(let s) = $0 { s.isReplaying } else { false } }
+        // A closing session's subscriptions stay in the index until its teardown reaches
+        // them (`Broker+Teardown`): retired ones are left out here.
+        if targets.contains(where: { if case .single(let s) = $0 { s.isReplaying || !s.isActive } else { false } }) {
+            targets.removeAll { if case .single(let s) = $0 { s.isReplaying || !s.isActive } else { false } }
         }
         prefixArena.removeAll(keepingCapacity: true)
         fastTargets = targets.map { target in
@@ -81,10 +97,13 @@ extension Channel {
             case .single(let subscription):
                 let start = prefixArena.count
                 appendPrefix(for: subscription, to: &prefixArena)
+                let isPlain = subscription.isPlainTarget
                 return FastTarget(subscription: Unmanaged.passUnretained(subscription), group: nil,
-                                  prefix: start..<prefixArena.count)
+                                  prefix: start..<prefixArena.count,
+                                  plainSession: isPlain ? subscription.owner : nil, isCompact: subscription.isCompact)
             case .group(let group):
-                return FastTarget(subscription: nil, group: Unmanaged.passUnretained(group), prefix: 0..<0)
+                return FastTarget(subscription: nil, group: Unmanaged.passUnretained(group), prefix: 0..<0,
+                                  plainSession: nil, isCompact: false)
             }
         }
         cacheGeneration = index.generation

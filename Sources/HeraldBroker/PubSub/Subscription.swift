@@ -84,6 +84,12 @@ public final class Subscription {
     /// `argsFragment.count`, without touching the array (read on every delivery).
     var argsFragmentCount: Int { extras?.argsFragment.count ?? 0 }
 
+    /// Whether a fan-out may deliver to it from the cached session alone (`FastTarget`): no
+    /// group, `args` or `max`, not a handler, nothing dropped to report.
+    var isPlainTarget: Bool {
+        remaining == nil && group == nil && argsFragmentCount == 0 && !isHandler && isActive && droppedCount == 0
+    }
+
     init(session: Session, name: [UInt8], pattern: [UInt8], isWildcard: Bool, group: [UInt8]?,
          args: [UInt8]?, max: Int?, serial: Int, isCompact: Bool = false) {
         self.owner = Unmanaged.passUnretained(session)
