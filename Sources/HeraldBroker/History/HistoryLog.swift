@@ -47,8 +47,7 @@ struct HistoryLog {
 
     /// What one event costs besides its bytes: its record.
     static let entryCost = MemoryLayout<Record>.stride
-    /// The smallest rings allocated.
-    static let minimumBytes = 1 << 16
+    /// The smallest record ring allocated.
     static let minimumRecords = 1 << 10
 
     /// The accounts records are charged to (a slot per account with live owned records),
@@ -93,8 +92,15 @@ struct HistoryLog {
 
     // MARK: - Writing
 
-    /// Makes room for an event of `length` bytes without evicting: in place, or by growing
-    /// the rings up to `capacity` bytes.
+    /// Makes room for an event of `length` bytes without evicting: in place, or by giving
+    /// the byte ring all of `capacity` at once.
+    ///
+    /// Why all at once: the ring grew by doubling, and each step copied the live events into
+    /// the new ring, touching its pages for the first time: 1–2 ms with the loop stopped at a
+    /// few MiB, which put every fixed-rate run's p99.9 at about 1.4 ms (0.3–1.3 ms with
+    /// `history: 0`, docs/benchmarks.md). The ring is reserved uninitialised, so its pages
+    /// cost memory only as events are written into them, one page at a time, and it is never
+    /// copied again unless `history_bytes` grows (a reload).
     /// - Returns: false when the oldest record must go first.
     mutating func makeRoom(for length: Int, capacity: Int) -> Bool {
         if count == records.count {
@@ -103,11 +109,9 @@ struct HistoryLog {
             growRecords()
         }
         if place(length) != nil { return true }
-        let live = heldBytes - count * Self.entryCost
-        let wanted = Swift.max(Self.minimumBytes, 2 * (live + length), bytes.count * 2)
         let limit = Swift.max(capacity, length)
         guard bytes.count < limit else { return false }
-        resize(to: Swift.min(wanted, limit))
+        resize(to: limit)
         return place(length) != nil
     }
 
