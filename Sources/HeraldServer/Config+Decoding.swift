@@ -110,6 +110,7 @@ extension Config: Decodable {
         maxDeclared = try reader.integer(.maxDeclared) ?? maxDeclared
         maxLinks = try reader.integer(.maxLinks) ?? maxLinks
         maxPendingTotal = try reader.integer(.maxPendingTotal) ?? maxPendingTotal
+        pacePending = try reader.integer(.pacePending) ?? pacePending
         authTimeoutMs = try reader.integer(.authTimeoutMs) ?? authTimeoutMs
         authMaxLine = try reader.integer(.authMaxLine) ?? authMaxLine
         maxUnauthenticated = try reader.integer(.maxUnauthenticated) ?? maxUnauthenticated

@@ -37,6 +37,7 @@ extension Config {
         merged.maxDeclared = new.maxDeclared
         merged.maxLinks = new.maxLinks
         merged.maxPendingTotal = new.maxPendingTotal
+        merged.pacePending = new.pacePending
         merged.authUsers = new.authUsers
         merged.authTimeoutMs = new.authTimeoutMs
         merged.authMaxLine = new.authMaxLine

@@ -74,6 +74,10 @@ public struct Config: Equatable, Sendable {
     public var maxLinks: Int = 100_000
     /// Bound on queued plus in-flight output over all connections (`max_pending_total`).
     public var maxPendingTotal: Int = 512 << 20
+    /// A subscriber's pending bytes past which the publisher that put them there is paced:
+    /// not read until the subscriber wrote half of them, at most `Broker.paceLimitMs`
+    /// (`pace_pending`; 0: off; only with `workers: 1`).
+    public var pacePending: Int = 262_144
     /// Users allowed to connect (`auth.users`); none turns auth off.
     public var authUsers: [AuthUser] = []
     /// Milliseconds a connection has to authenticate when auth is on (`auth_timeout_ms`).

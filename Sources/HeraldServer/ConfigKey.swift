@@ -46,6 +46,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
     case maxDeclared = "max_declared"
     case maxLinks = "max_links"
     case maxPendingTotal = "max_pending_total"
+    case pacePending = "pace_pending"
     case auth
     case authTimeoutMs = "auth_timeout_ms"
     case authMaxLine = "auth_max_line"
@@ -111,6 +112,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .maxConnArgsBytes: return .integer(2...1 << 30)
         case .maxArgsTotal: return .integer(2...1 << 40)
         case .maxPendingTotal: return .integer(1_048_576...1 << 40)
+        case .pacePending: return .integerOffOrAtLeast(16384)
         case .auth: return .section("an object: { users: [{ name, token_hash or token, publish?, subscribe? }…] }")
         case .authTimeoutMs: return .integer(100...3_600_000)
         case .authMaxLine: return .integer(256...1_048_576)
@@ -158,7 +160,7 @@ enum ConfigKey: String, Sendable, CaseIterable {
         case .logLevel, .maxLine, .maxErrors, .heartbeatMs, .maxPending, .slowConsumer: return true
         case .history, .historyBytes, .maxValueBytes, .maxListLength, .maxRetainedBytes: return true
         case .maxConnections, .maxSubs, .maxChannels, .maxRequests, .maxSignals, .maxLocks: return true
-        case .maxArgsBytes, .maxDeclared, .maxLinks, .maxPendingTotal: return true
+        case .maxArgsBytes, .maxDeclared, .maxLinks, .maxPendingTotal, .pacePending: return true
         case .presenceMaxMembers, .presenceGraceMs, .maxInfoBytes, .dedupWindowMs, .maxDedupIDs: return true
         case .maxConnArgsBytes, .maxArgsTotal: return true
         case .auth, .authTimeoutMs, .authMaxLine: return true

@@ -27,6 +27,9 @@ extension Connection {
         /// Its user's rate limits say wait this many ms: hold the rest, stop reading
         /// (`Connection+Throttle`).
         case throttle(Int)
+        /// Its events put this subscriber past `pace_pending`: hold the rest, stop reading
+        /// until it caught up (`PaceKeeper`).
+        case pace(Session)
     }
 
     /// Under the broker lock, after framing: what the connection must do next.
@@ -40,6 +43,7 @@ extension Connection {
         if session.isParked && (heldLeft || !broker.mayPipelineMore(session)) { return .wait }
         let rateWait = rateWaitMs(broker)
         if rateWait > 0 { return .throttle(rateWait) }
+        if let behind = broker.takePacingSession() { return .pace(behind) }
         return heldLeft ? .yield : .read
     }
 
@@ -73,6 +77,9 @@ extension Connection {
         case .throttle(let ms):
             hold()
             worker.throttled.hold(self, ms: ms)
+        case .pace(let behind):
+            hold()
+            worker.pacer.hold(self, for: behind)
         case .stop:
             uv_read_stop(stream)
         }

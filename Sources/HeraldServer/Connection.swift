@@ -245,10 +245,12 @@ final class Connection {
         if session.isParked && !broker.mayPipeline(bytes, for: session) { return 0 }
         // In cluster mode: did these lines queue work for Redis (`Connection+Backpressure`)?
         let queuedBefore = broker.cluster?.queuedWork
+        // Only these lines' events pace this connection (`Broker+Pacing`).
+        broker.clearPacing()
         let consumed = framer.feed(bytes, limit: { broker.lineLimit(for: session) },
                                    pausingBefore: { rest in
                                        (session.isParked && !broker.mayPipeline(rest, for: session)) || hasSpentBudget()
-                                           || mustWaitForRate(broker, now: now)
+                                           || mustWaitForRate(broker, now: now) || broker.pacingSession != nil
                                    }) { framed in
             switch framed {
             case .line(let line): broker.handleLine(line, from: session, now: now)
@@ -421,6 +423,7 @@ final class Connection {
             broker.stats.bytesOut += session.inFlight
             session.inFlight = 0
         }
+        broker.wrotePaced(session)
         let isLarge = inFlightBytes.capacity > Connection.retainedCapacity
             || session.outboundCapacity > Connection.retainedCapacity
         return (takeQueued(), isLarge)

@@ -36,6 +36,9 @@ extension Server {
         tunables.maxDeclared = config.maxDeclared
         tunables.maxLinks = config.maxLinks
         tunables.maxPendingTotal = config.maxPendingTotal
+        // With more than one loop the subscriber's writes do not wake the publisher's loop,
+        // so every pause would run to its time limit (`Broker+Pacing`).
+        tunables.pacePending = config.pacePending > 0 && config.workers == 1 ? config.pacePending : Int.max
         tunables.auth = AuthSettings(users: config.authUsers, timeoutMs: config.authTimeoutMs, maxLine: config.authMaxLine)
         tunables.auth.maxUnauthenticated = config.maxUnauthenticated
         tunables.auth.failLimit = config.authFailLimit

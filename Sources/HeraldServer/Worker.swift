@@ -107,6 +107,8 @@ final class Worker: @unchecked Sendable {
     private(set) lazy var largeBuffers = LargeBufferKeeper(worker: self)
     /// Connections waiting for their user's rate limits (`Connection+Throttle`).
     private(set) lazy var throttled = ThrottleKeeper(worker: self)
+    /// Connections paced for a subscriber that fell behind (`PaceKeeper`).
+    private(set) lazy var pacer = PaceKeeper(worker: self)
     let inbox: UnsafeMutablePointer<uv_async_t>
     let inboxMutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     var pending: [Message] = []
@@ -190,6 +192,7 @@ final class Worker: @unchecked Sendable {
         if connection.handoff != nil { closeHandoff(for: connection.session.id) }
         forgetBackpressured(connection)
         forgetDoubtHeld(connection)
+        pacer.forget(connection)
         let server = self.server
         let session = connection.session
         let (wasLast, closing) = shared.withLock { broker -> (Bool, CloseReason?) in
@@ -246,6 +249,7 @@ final class Worker: @unchecked Sendable {
             server.drainStateRecords(broker)
             authEvents = broker.takeAuthEvents()
             if !unsettled.isEmpty { settleHandedOff(broker) }
+            if pacer.count > 0 { pacer.release(broker) }
             broker.drainDirty { session in
                 let owner = server.worker(for: session.id)
                 if owner === self {
@@ -408,6 +412,7 @@ final class Worker: @unchecked Sendable {
                 if again { more.append(connection) }
                 if isLarge { large.append(connection) }
             }
+            if pacer.count > 0 { pacer.release(broker) }
         }
         // Large buffers stay while the connection streams (`LargeBufferKeeper`).
         for connection in large { largeBuffers.hold(connection) }
@@ -432,6 +437,7 @@ final class Worker: @unchecked Sendable {
         server.closeLoopHandles(of: self)
         largeBuffers.close()
         throttled.close()
+        pacer.close()
         yieldedConnections.removeAll()
         uv_close(UnsafeMutableRawPointer(yieldIdle).assumingMemoryBound(to: uv_handle_t.self)) { handle in
             UnsafeMutableRawPointer(handle)?.deallocate()

@@ -18,6 +18,9 @@ extension Broker {
             StatsFigure("bytes_out", stats.bytesOut),
             StatsFigure("slow_consumers", stats.slowConsumers),
             StatsFigure("dropped", stats.dropped),
+            // Pacing (`Broker+Pacing`): how often fast publishers waited for subscribers.
+            StatsFigure("paced", stats.paced),
+            StatsFigure("pace_timeouts", stats.paceTimeouts),
             // Event control: these let tests prove nothing leaks.
             StatsFigure("locks", locks.count),
             StatsFigure("instance_channels", instances.count),

@@ -27,6 +27,9 @@ public final class Broker {
     var remoteQuoted: (id: ConnectionID, quoted: [UInt8])?
     /// Counters for `stats`.
     public var stats = BrokerStats()
+    /// The last subscriber an event put past `pace_pending` since the server last looked
+    /// (`Broker+Pacing`).
+    public internal(set) var pacingSession: Session?
     /// Cluster mode: the node's Redis link figures (`cluster_ready`, `cluster_redis_rtt_us`),
     /// set by the server once per heartbeat scan and carried by the `stats` answer, so a
     /// client (the console) sees each node's link; empty on a single node.

@@ -44,6 +44,9 @@ public struct BrokerConfig: Sendable, Equatable {
     /// Bound on queued plus in-flight output over all connections (`max_pending_total`); past
     /// it the connections holding the most are cut first.
     public var maxPendingTotal = 512 << 20
+    /// Pending bytes of a subscriber past which the publisher whose event put them there
+    /// is paced (`pace_pending`, `Broker+Pacing`); `Int.max` turns pacing off.
+    public var pacePending = Int.max
     /// Longest `args` of one subscription, in bytes of raw JSON (`max_args_bytes`).
     public var maxArgsBytes = 4_096
     /// Members past which presence watchers get counts instead of joins and leaves

@@ -14,6 +14,10 @@ public struct BrokerStats: Sendable, Equatable {
     public var slowConsumers: Int = 0
     /// Events skipped under the `drop` policy.
     public var dropped: Int = 0
+    /// Times a publisher was paced for a subscriber past `pace_pending` (`Broker+Pacing`).
+    public var paced: Int = 0
+    /// Of those, pauses that ran to their time limit (the subscriber did not catch up).
+    public var paceTimeouts: Int = 0
     /// Connections accepted since start.
     public var totalConnections: Int = 0
 

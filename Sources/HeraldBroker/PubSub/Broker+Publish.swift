@@ -249,6 +249,7 @@ extension Broker {
             return subscription._withUnsafeGuaranteedRef { deliver(to: $0, of: session, prefix: prefix) }
         }
         markDirty(session)
+        notePace(session)
         stats.msgsOut += 1
         if requests.isCollectingRecipients { requests.noteRecipient(session.id) }
         return true
@@ -297,6 +298,7 @@ extension Broker {
     @inline(__always)
     func delivered(to subscription: Subscription, of session: Session, isLast: Bool) {
         markDirty(session)
+        notePace(session)
         stats.msgsOut += 1
         if let remaining = subscription.remaining {
             subscription.remaining = remaining - 1

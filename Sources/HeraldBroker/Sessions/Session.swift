@@ -95,6 +95,10 @@ public final class Session {
     var accountedPending = 0
     /// Set while the session sits in the broker's dirty list.
     var isDirty = false
+    /// Set when pacing a publisher for this subscriber ran out of time (it does not read):
+    /// it paces nobody until its queue was written down to half of `pace_pending`
+    /// (`Broker+Pacing`).
+    public internal(set) var isPacingExempt = false
     /// Answers held until their state records are durable (see `Session+Barriers.swift`).
     var barriers: [OutputBarrier] = []
     /// Auth (`Broker+Auth.swift`): whether the connection may use more than hello and ping.
