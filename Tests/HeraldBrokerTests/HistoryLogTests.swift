@@ -108,6 +108,25 @@ import Testing
         check(log, against: model, capacity: capacity)
     }
 
+    @Test func theRecordRingTakesWhatTheCapAllowsAtOnceAndNeverMoves() {
+        var log = HistoryLog()
+        var model: [Stored] = []
+        let capacity = 1 << 20
+        let (m, t) = parts(1, middle: 12, tail: 20)
+        append(&log, &model, seq: 1, middle: m, tail: t, capacity: capacity)
+        // 1 MiB over 48-byte records: 21,845 fit, so 16,384 slots at once.
+        #expect(log.recordCapacity == 16_384)
+        let base = log.records.withUnsafeBytes { $0.baseAddress }
+        // 100-byte events: at most about 7,100 held, the ring never grows or moves.
+        for seq in 2...100_000 {
+            let (m, t) = parts(seq, middle: 12, tail: 88)
+            append(&log, &model, seq: seq, middle: m, tail: t, capacity: capacity)
+        }
+        #expect(log.recordCapacity == 16_384)
+        #expect(log.records.withUnsafeBytes { $0.baseAddress } == base, "the record ring was never reallocated")
+        check(log, against: model, capacity: capacity)
+    }
+
     @Test func theRingsGrowFromSmallAndAnEvictedNumberIsNeverLiveAgain() {
         var log = HistoryLog()
         var model: [Stored] = []

@@ -59,7 +59,7 @@ struct HistoryLog {
     /// The byte ring; its whole length is usable.
     private(set) var bytes: [UInt8] = []
     /// The record ring (a power of two long, or empty).
-    private var records: [Record] = []
+    private(set) var records: [Record] = []
     /// The oldest record held, and one past the newest.
     private(set) var first = 0
     private(set) var end = 0
@@ -106,7 +106,7 @@ struct HistoryLog {
         if count == records.count {
             // Held records already take the cap: the oldest goes instead.
             guard records.isEmpty || count * Self.entryCost < capacity else { return false }
-            growRecords()
+            growRecords(capacity: capacity)
         }
         if place(length) != nil { return true }
         let limit = Swift.max(capacity, length)
@@ -237,13 +237,31 @@ struct HistoryLog {
 
     // MARK: - Growing
 
-    private mutating func growRecords() {
-        let capacity = Swift.max(Self.minimumRecords, records.count * 2)
-        var grown = [Record](repeating: Record(seq: 0, position: 0, previous: -1, start: 0, middle: 0, length: 0,
-                                               owner: -1, isDead: true), count: capacity)
-        for number in first..<end { grown[number & (capacity - 1)] = records[number & mask] }
+    /// Gives the record ring, at once, the most records `capacity` bytes allow (a power of
+    /// two at most `capacity / entryCost`), uninitialised; past that (events so small that
+    /// more records fit) it doubles.
+    ///
+    /// Why: the ring grew by doubling from 1,024 records, each step filling the new ring and
+    /// copying the held records into it with the loop stopped; at the default 64 MiB the last
+    /// steps moved 24 and 48 MiB (the byte ring had the same fault, `makeRoom`). Untouched
+    /// slots cost no memory: a slot's page is touched when a record first lands in it, and
+    /// a slot is only read while its record is held (`first..<end`).
+    private mutating func growRecords(capacity: Int) {
+        let fitting = Swift.max(1, capacity / Self.entryCost)
+        let largestPower = 1 << (Int.bitWidth - 1 - fitting.leadingZeroBitCount)
+        let size = Swift.max(Self.minimumRecords, records.count * 2, largestPower)
+        let newMask = size - 1
+        let grown = [Record](unsafeUninitializedCapacity: size) { target, initialized in
+            if let base = target.baseAddress {
+                for number in first..<end { (base + (number & newMask)).initialize(to: records[number & mask]) }
+            }
+            initialized = size
+        }
         records = grown
     }
+
+    /// The record ring's length, for tests.
+    var recordCapacity: Int { records.count }
 
     /// Moves the held records' bytes, oldest first, to the start of a ring of `capacity`.
     private mutating func resize(to capacity: Int) {
