@@ -34,6 +34,8 @@ let package = Package(
             name: "CHiredis",
             providers: [.apt(["libhiredis-dev"])]
         ),
+        // Header only: `__builtin_prefetch` for the broker's look-ahead (`PublishLookahead`).
+        .systemLibrary(name: "CPrefetch"),
         .target(name: "HeraldTLS", dependencies: ["COpenSSL"]),
         // No unsafe flags in anything the `Herald` product links: SwiftPM refuses them in a
         // versioned dependency (scripts/dependency-check). HeraldWire gains nothing from
@@ -47,7 +49,7 @@ let package = Package(
         // in-repo fuzz package, a path dependency, where SwiftPM allows unsafe flags.
         .target(
             name: "HeraldBroker",
-            dependencies: ["HeraldWire"],
+            dependencies: ["HeraldWire", "CPrefetch"],
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
         ),
         .target(name: "HeraldArguments"),

@@ -247,13 +247,16 @@ final class Connection {
         let queuedBefore = broker.cluster?.queuedWork
         // Only these lines' events pace this connection (`Broker+Pacing`).
         broker.clearPacing()
+        var lookahead = broker.lookahead(over: bytes)
         let consumed = framer.feed(bytes, limit: { broker.lineLimit(for: session) },
                                    pausingBefore: { rest in
                                        (session.isParked && !broker.mayPipeline(rest, for: session)) || hasSpentBudget()
                                            || mustWaitForRate(broker, now: now) || broker.pacingSession != nil
                                    }) { framed in
             switch framed {
-            case .line(let line): broker.handleLine(line, from: session, now: now)
+            case .line(let line):
+                if lookahead != nil { broker.advance(&lookahead!) }
+                broker.handleLine(line, from: session, now: now)
             case .tooLong(let length): broker.lineTooLong(from: session, length: length, now: now)
             }
         }

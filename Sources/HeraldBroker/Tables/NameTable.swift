@@ -37,6 +37,24 @@ struct NameTable<Value> {
         }
     }
 
+    /// Look-ahead (`PublishLookahead`): hints the home slot of a name hashed to `hash`.
+    @inline(__always)
+    func prefetchSlot(hash: UInt64) {
+        shards.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            (base + Self.shard(of: hash)).pointee.prefetchHome(hash)
+        }
+    }
+
+    /// Look-ahead: hints the object stored under a name hashed to `hash`.
+    @inline(__always)
+    func prefetchValue(hash: UInt64) {
+        shards.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            (base + Self.shard(of: hash)).pointee.prefetchValue(hash)
+        }
+    }
+
     /// The value for `name`; setting nil removes it.
     subscript(name: [UInt8]) -> Value? {
         get { name.withUnsafeBytes { self[bytes: $0] } }

@@ -1,3 +1,5 @@
+import CPrefetch
+
 /// One shard of a `NameTable`: open addressing with linear probing over one array of slots
 /// (the name's hash, the name, the value), removal by shifting the run back (no tombstones),
 /// at most 5/8 full.
@@ -58,6 +60,41 @@ struct NameTableShard<Value> {
     func lookup(_ bytes: UnsafeRawBufferPointer, hash: UInt64) -> Value? {
         guard let index = find(bytes, hash: placement(hash, bytes)) else { return nil }
         return slots.withUnsafeBufferPointer { $0[index].value }
+    }
+
+    /// Look-ahead (`PublishLookahead`): a hint to load the home slot of a name hashed to
+    /// `hash` (the table's hash; a shard with secrets of its own is skipped).
+    @inline(__always)
+    func prefetchHome(_ hash: UInt64) {
+        guard ownHash == nil else { return }
+        slots.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress, !buffer.isEmpty else { return }
+            herald_prefetch(base + (Int(truncatingIfNeeded: hash) & (buffer.count - 1)))
+        }
+    }
+
+    /// Look-ahead: a hint to load the object of the value whose slot has `hash`, found by
+    /// the hash alone (a wrong guess costs a wasted hint, nothing more). The value's
+    /// reference is read as raw bits: reading it as a reference would retain it, a write
+    /// to the very object whose miss the hint is to hide.
+    @inline(__always)
+    func prefetchValue(_ hash: UInt64) {
+        guard ownHash == nil, let offset = MemoryLayout<Slot>.offset(of: \Slot.value) else { return }
+        slots.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress, !buffer.isEmpty else { return }
+            let mask = buffer.count - 1
+            var index = Int(truncatingIfNeeded: hash) & mask
+            for _ in 0..<4 {
+                let stored = base[index].hash
+                if stored == 0 { return }
+                if stored == hash {
+                    let bits = UnsafeRawPointer(base + index).load(fromByteOffset: offset, as: UInt.self)
+                    if bits != 0, let object = UnsafeRawPointer(bitPattern: bits) { herald_prefetch(object) }
+                    return
+                }
+                index = (index + 1) & mask
+            }
+        }
     }
 
     /// The value in slot `index`.
