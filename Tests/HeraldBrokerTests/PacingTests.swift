@@ -13,6 +13,20 @@ import Testing
 
     private let payload = String(repeating: "p", count: 200)
 
+    /// A paced broker with one subscriber on `fast` and a publisher.
+    private func fastChannel() -> (harness: BrokerHarness, subscriber: Session, publisher: Session) {
+        let harness = paced()
+        let subscriber = harness.connect()
+        let publisher = harness.connect()
+        harness.subscribe(subscriber, #""ch":"fast""#)
+        return (harness, subscriber, publisher)
+    }
+
+    /// `count` events of about 270 bytes on `fast`.
+    private func publish(_ count: Int, on harness: BrokerHarness, from publisher: Session) {
+        for _ in 0..<count { harness.send(publisher, #"{"op":"pub","ch":"fast","data":"\#(payload)"}"#) }
+    }
+
     @Test func theEventThatPutsASubscriberPastPacePendingNamesItOnce() {
         let harness = paced()
         let subscriber = harness.connect()
@@ -41,38 +55,32 @@ import Testing
         #expect(harness.broker.stats.paced == 0)
     }
 
-    @Test func aPauseIsOverOnceTheSubscriberWroteHalfOrLeft() {
-        let harness = paced()
-        let subscriber = harness.connect()
-        let publisher = harness.connect()
-        harness.subscribe(subscriber, #""ch":"fast""#)
-        for _ in 0..<100 { harness.send(publisher, #"{"op":"pub","ch":"fast","data":"\#(payload)"}"#) }
-        let behind = try! #require(harness.broker.takePacingSession())
+    @Test func aPauseIsOverOnceTheSubscriberWroteHalfOrLeft() throws {
+        let (harness, subscriber, publisher) = fastChannel()
+        publish(100, on: harness, from: publisher)
+        let behind = try #require(harness.broker.takePacingSession())
         #expect(!harness.broker.paceIsOver(for: behind), "27 KB pending against 16 KiB")
         _ = harness.lines(subscriber)  // the server took and wrote everything
         #expect(harness.broker.paceIsOver(for: behind))
-        for _ in 0..<100 { harness.send(publisher, #"{"op":"pub","ch":"fast","data":"\#(payload)"}"#) }
+        publish(100, on: harness, from: publisher)
         #expect(!harness.broker.paceIsOver(for: behind))
         harness.broker.disconnect(subscriber)
         #expect(harness.broker.paceIsOver(for: behind), "a subscriber that left holds nobody")
     }
 
-    @Test func aSubscriberWhosePauseTimedOutPacesNobodyUntilItCaughtUp() {
-        let harness = paced()
-        let subscriber = harness.connect()
-        let publisher = harness.connect()
-        harness.subscribe(subscriber, #""ch":"fast""#)
-        for _ in 0..<100 { harness.send(publisher, #"{"op":"pub","ch":"fast","data":"\#(payload)"}"#) }
-        let behind = try! #require(harness.broker.takePacingSession())
+    @Test func aSubscriberWhosePauseTimedOutPacesNobodyUntilItCaughtUp() throws {
+        let (harness, subscriber, publisher) = fastChannel()
+        publish(100, on: harness, from: publisher)
+        let behind = try #require(harness.broker.takePacingSession())
         harness.broker.paceTimedOut(for: behind)
         #expect(harness.broker.stats.paceTimeouts == 1)
-        for _ in 0..<1_000 { harness.send(publisher, #"{"op":"pub","ch":"fast","data":"\#(payload)"}"#) }
+        publish(1_000, on: harness, from: publisher)
         #expect(harness.broker.takePacingSession() == nil, "a subscriber that does not read holds publishers once")
         // Written down to half: it paces again.
         _ = harness.lines(subscriber)
         harness.broker.wrotePaced(subscriber)
         #expect(!subscriber.isPacingExempt)
-        for _ in 0..<100 { harness.send(publisher, #"{"op":"pub","ch":"fast","data":"\#(payload)"}"#) }
+        publish(100, on: harness, from: publisher)
         #expect(harness.broker.takePacingSession() === subscriber)
     }
 
@@ -84,7 +92,7 @@ import Testing
         harness.subscribe(slow, #""ch":"fast""#)
         harness.subscribe(reader, #""ch":"fast""#)
         for _ in 0..<100 {
-            harness.send(publisher, #"{"op":"pub","ch":"fast","data":"\#(payload)"}"#)
+            publish(1, on: harness, from: publisher)
             _ = harness.lines(reader)
         }
         #expect(harness.broker.takePacingSession() === slow, "the one that reads is never named")
