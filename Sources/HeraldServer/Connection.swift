@@ -251,7 +251,7 @@ final class Connection {
         let consumed = framer.feed(bytes, limit: { broker.lineLimit(for: session) },
                                    pausingBefore: { rest in
                                        (session.isParked && !broker.mayPipeline(rest, for: session)) || hasSpentBudget()
-                                           || mustWaitForRate(broker, now: now) || broker.pacingSession != nil
+                                           || mustWaitForRate(broker, now: now) || broker.isPacing
                                    }) { framed in
             switch framed {
             case .line(let line):
