@@ -4,11 +4,12 @@
 /// never assumes how the caller's buffer is bound; every load is inlined to a plain byte read.
 /// Callers check `index < count` before reading; the type itself does no bounds checking
 /// because it sits on the per-message hot path.
+@usableFromInline
 struct JSONInput {
     /// The first byte of the line.
-    let base: UnsafeRawPointer
+    @usableFromInline let base: UnsafeRawPointer
     /// The number of bytes in the line.
-    let count: Int
+    @usableFromInline let count: Int
 
     /// The byte at `index`, which must be in `0..<count`.
     @inline(__always)

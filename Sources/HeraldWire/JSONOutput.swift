@@ -91,6 +91,7 @@ extension Array where Element == UInt8 {
 ///
 /// The tables are `StaticString`-backed pointers into read-only data, so reading them needs
 /// neither an allocation nor the lazy-initialisation check a global array costs on every access.
+@usableFromInline
 enum JSONOutputTables {
     /// Whether a byte must be escaped inside a JSON string.
     @inline(__always)
@@ -131,6 +132,7 @@ enum JSONOutputTables {
     }
 
     /// "00" through "99", two ASCII digits per number.
+    @inlinable
     static var digitPairs: UnsafePointer<UInt8> {
         let table: StaticString = """
             00010203040506070809101112131415161718192021222324252627282930313233343536373839\

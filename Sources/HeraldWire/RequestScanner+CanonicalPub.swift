@@ -44,8 +44,16 @@ extension RequestScanner {
         else { return nil }
 
         // The channel name: printable ASCII only, so it needs neither escape handling nor
-        // UTF-8 validation; anything else is left to the general scanner.
+        // UTF-8 validation; anything else is left to the general scanner. Eight bytes per
+        // step: the lowest byte `specialBytes` flags is exact, and only a quote may end the
+        // name (a byte at a time this loop was 65 instructions for a 10-byte name).
         var i = channelStart
+        while i &+ 8 <= input.count {
+            let special = JSONLexer.specialBytes(input.word(at: i))
+            if special == 0 { i &+= 8; continue }
+            i &+= special.trailingZeroBitCount &>> 3
+            break
+        }
         while i < input.count {
             let byte = input[i]
             if byte == ASCII.quote { break }

@@ -54,6 +54,22 @@ import Testing
         #expect(viaBody == HeraldError(.badField, "field 'ch' must be a string, got boolean"))
     }
 
+    /// `unescapedString`, the publish path's accessor: the contents of a plain string, and nil
+    /// for everything `withString` must handle (escapes, wrong types, null, absence).
+    @Test func unescapedStringIsOnlyAPlainStringsContents() throws {
+        try ScanFixture.scan(#"{"ch":"orders.eu","tag":"a\u002eb","max":3,"rid":null}"#) { scanner throws in
+            let ch = try #require(scanner.unescapedString(.ch))
+            #expect(Array(ch) == Array("orders.eu".utf8))
+            #expect(scanner.unescapedString(.tag) == nil, "an escape is left to withString")
+            #expect(scanner.unescapedString(.max) == nil, "a number is not a string")
+            #expect(scanner.unescapedString(.rid) == nil, "null reads as absent")
+            #expect(scanner.unescapedString(.op) == nil, "absent")
+        }
+        try ScanFixture.scan(#"{"ch":""}"#) { scanner throws in
+            #expect(try #require(scanner.unescapedString(.ch)).isEmpty)
+        }
+    }
+
     @Test func withStringWithoutEscapesPointsIntoTheLine() throws {
         let line = ScanFixture.bytes(#"{"op":"pub","ch":"orders"}"#)
         let scanner = RequestScanner()

@@ -72,6 +72,10 @@ import Testing
         "{\"op\":\"pub\",\"ch\":\"a\",\"data\":1}\r",
         "{\"op\":\"pub\",\"ch\":\"a\",\"data\":1} \t\n",
         #"{"op":"pub","ch":"a","data":""# + String(repeating: "y", count: 100_000) + #""}"#,
+        // Names read eight bytes per step: shorter than, exactly and past one word.
+        #"{"op":"pub","ch":"abcdefg","data":1}"#,
+        #"{"op":"pub","ch":"abcdefgh","data":1}"#,
+        #"{"op":"pub","ch":"orders.europe.west.17","data":1}"#,
     ]
 
     @Test(arguments: canonical)
@@ -135,6 +139,11 @@ import Testing
         #"{"op":"pub","ch":"a"#,
         #"{"op":"pub","ch":""#,
         #"{"op":"pub","ch":"a","data":1,"rid":-}"#,
+        // Past the first word of a name: an escape, a non-ASCII byte, a control byte, no end.
+        #"{"op":"pub","ch":"orders.europe\u002ewest","data":1}"#,
+        #"{"op":"pub","ch":"orders.europe.caf\#u{e9}","data":1}"#,
+        "{\"op\":\"pub\",\"ch\":\"orders.europe\u{01}x\",\"data\":1}",
+        #"{"op":"pub","ch":"orders.europe.west"#,
     ]
 
     @Test(arguments: nearCanonical)

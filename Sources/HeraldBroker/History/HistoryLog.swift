@@ -65,6 +65,10 @@ struct HistoryLog {
     private(set) var end = 0
     /// Where the next event's bytes go if they fit.
     private var writeAt = 0
+    /// Where `makeRoom` placed the event it said yes to (-1: none), so `append` does not
+    /// look again: `place` was 33 instructions a publish, called twice (callgrind, 1→1 16 B).
+    /// Evicting only adds room, so it stays valid until `append`; a resize moves it.
+    private var reserved = -1
     /// Frame bytes plus `entryCost` of every record held, tombstoned ones included.
     private(set) var heldBytes = 0
     /// The part of `heldBytes` that is tombstoned.
@@ -108,11 +112,16 @@ struct HistoryLog {
             guard records.isEmpty || count * Self.entryCost < capacity else { return false }
             growRecords(capacity: capacity)
         }
-        if place(length) != nil { return true }
+        if let start = place(length) {
+            reserved = start
+            return true
+        }
         let limit = Swift.max(capacity, length)
         guard bytes.count < limit else { return false }
         resize(to: limit)
-        return place(length) != nil
+        guard let start = place(length) else { return false }
+        reserved = start
+        return true
     }
 
     /// Where an event of `length` bytes goes, or nil when there is no room.
@@ -132,7 +141,8 @@ struct HistoryLog {
     mutating func append(seq: Int, position: Int, previous: Int, middle: UnsafeRawBufferPointer,
                          tail: UnsafeRawBufferPointer, owner: UserAccount?) -> (number: Int, cost: Int) {
         let length = middle.count + tail.count
-        let start = place(length) ?? 0
+        let start = reserved >= 0 ? reserved : place(length) ?? 0
+        reserved = -1
         bytes.withUnsafeMutableBytes { ring in
             guard let base = ring.baseAddress else { return }
             if let from = middle.baseAddress { (base + start).copyMemory(from: from, byteCount: middle.count) }
@@ -231,6 +241,7 @@ struct HistoryLog {
         bytes = []
         records = []
         writeAt = 0
+        reserved = -1
         heldBytes = 0
         deadBytes = 0
     }

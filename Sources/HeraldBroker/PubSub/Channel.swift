@@ -81,8 +81,18 @@ final class Channel {
 
 extension Channel {
     /// Recomputes the cached targets when the index changed since they were cached.
+    ///
+    /// The check is inlined into every publish (a call for it was 25 instructions a publish,
+    /// callgrind 1→1 16 B); the rebuild is not.
+    @inline(__always)
     func refreshTargets(in index: SubscriptionIndex) {
         guard cacheGeneration != index.generation, !isFanningOut else { return }
+        rebuildTargets(in: index)
+    }
+
+    /// Caches the index's targets for this channel and the frame prefix of each.
+    @inline(never)
+    private func rebuildTargets(in index: SubscriptionIndex) {
         targets = index.targets(for: name)
         // A subscription still replaying gets this channel's events through its cursor
         // (`ReplayCursor`); it joins the targets when the replay ends and resets the cache.
