@@ -122,7 +122,7 @@ public final class RequestScanner {
     // The subscript, `raw`, `isPresent` and `unescapedString` are `@inlinable`: the broker
     // calls them on every publish, and as calls into this module they were ~100 instructions
     // of a 1→1 publish (callgrind).
-    @inlinable
+    @inlinable @inline(__always)
     public subscript(field: RequestField) -> ScannedValue? {
         guard presence & (1 &<< UInt64(field.rawValue)) != 0 else { return nil }
         return values[field.rawValue]
@@ -134,7 +134,7 @@ public final class RequestScanner {
     /// and only until the next `scan(_:)`.
     /// - Parameter field: the top-level field.
     /// - Returns: the value's bytes (`null` included), or nil when the field is absent.
-    @inlinable
+    @inlinable @inline(__always)
     public func raw(_ field: RequestField) -> UnsafeRawBufferPointer? {
         guard let value = self[field], let line else { return nil }
         return UnsafeRawBufferPointer(start: line.base + value.start, count: value.end - value.start)
@@ -153,7 +153,7 @@ public final class RequestScanner {
     /// no `rid` at all; use the subscript to tell the two apart.
     /// - Parameter field: the top-level field.
     /// - Returns: true when the field is present and not `null`.
-    @inlinable
+    @inlinable @inline(__always)
     public func isPresent(_ field: RequestField) -> Bool {
         guard let value = self[field] else { return false }
         return value.kind != .null
@@ -166,7 +166,7 @@ public final class RequestScanner {
     /// - Parameter field: the top-level field.
     /// - Returns: the bytes, or nil when the field is absent, `null`, not a string, or holds
     ///   an escape (then `withString` decodes it, or throws the type error).
-    @inlinable
+    @inlinable @inline(__always)
     public func unescapedString(_ field: RequestField) -> UnsafeRawBufferPointer? {
         guard let value = self[field], value.kind == .string, !value.hasEscapes, let line else { return nil }
         return UnsafeRawBufferPointer(start: line.base + (value.start &+ 1), count: value.end &- value.start &- 2)
