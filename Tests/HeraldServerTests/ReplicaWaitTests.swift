@@ -36,6 +36,36 @@ struct ReplicaWaitTests {
         #expect(outcomes[2] == .disconnected, "a call with no reply is answered as a lost connection")
     }
 
+    /// A publish batch waits with the state calls of its pass and is finished in the order
+    /// sent, with its script reply and, when replicas did not confirm, why; a batch whose
+    /// script failed keeps its own failure.
+    @Test func publishBatchesAreFinishedInOrderWithWhyTheyWereNotConfirmed() {
+        for confirmed in [0, 1] {
+            var order: [String] = []
+            var unconfirmedReasons: [String?] = []
+            let wait = ReplicaWait()
+            let call = wait.add(ClusterState.ScriptCall(unwaited: .state, arguments: []))
+            let published = wait.add(.publish { reply, unconfirmed in
+                order.append("publish \(reply.elements?.count ?? -1)")
+                unconfirmedReasons.append(unconfirmed)
+            })
+            let failed = wait.add(.publish { reply, unconfirmed in
+                order.append("failed \(reply.failure ?? "")")
+                unconfirmedReasons.append(unconfirmed)
+            })
+            wait.replied(call, done)
+            wait.replied(published, .array([.integer(9), .integer(1)]))
+            wait.replied(failed, .error("NOSCRIPT"))
+            wait.settle(confirmed: confirmed, needed: 1, timeoutMs: 200) { _, reply in order.append("call \(reply.failure == nil)") }
+            #expect(order == ["call \(confirmed == 1)", "publish 2", "failed NOSCRIPT"])
+            if confirmed == 1 {
+                #expect(unconfirmedReasons == [nil, nil])
+            } else {
+                #expect(unconfirmedReasons == ["write not confirmed (0 of 1 replicas confirmed it within 200 ms): it may or may not have been applied", nil])
+            }
+        }
+    }
+
     @Test func sentinelRepliesAreRead() {
         let named = RedisReply.array([.string(Array("10.0.0.5".utf8)), .string(Array("6380".utf8))])
         #expect(SentinelLookup.primaryAddress(in: named) == RedisAddress(host: "10.0.0.5", port: 6380))

@@ -18,7 +18,7 @@ public struct ClusterSettings: Equatable, Sendable {
     /// Where to ask for the primary, when Redis runs under Sentinel (then `redisHost` and
     /// `redisPort` are only the last answer).
     public var sentinel: SentinelSettings?
-    /// How many replicas must confirm a retained-state write (`WAIT`) before its client
+    /// How many replicas must confirm a retained-state write or a `pub` with `rid` (`WAIT`) before its client
     /// gets the answer; 0 answers when the primary ran it. Unset under Sentinel, it is 1
     /// when the primary has a replica at join (`waitReplicasIsDefault`, issue 31).
     public var waitReplicas = 0

@@ -336,22 +336,32 @@ final class ClusterEngine {
         let members = runs.map(\.members)
         let loneTargets = lone ? events[runs[0].first].nodes.count : nil
         let list = events.map(\.event)
+        let finish: (RedisReply, String?) -> Void = { [unowned self] reply, unconfirmed in
+            if let loneTargets, case .integer(let last) = reply {
+                return published(list, members, .array([.integer(last), .integer(loneTargets)]), unconfirmed: unconfirmed)
+            }
+            published(list, members, reply, unconfirmed: unconfirmed)
+        }
+        // With `wait_replicas`, a batch holding an acknowledged `pub` is answered after the
+        // pass's `WAIT` (`ClusterEngine+Replicas`).
+        let wait = replicaWait(forPublishing: list, shard: shard)
+        let slot = wait?.add(.publish(finish))
         let sent = dataLink(shard)?.send(arguments) { [unowned self] reply in
             if case .error(let text) = reply, text.hasPrefix("NOSCRIPT") { scriptsMissing(onShard: shard) }
-            if let loneTargets, case .integer(let last) = reply {
-                return published(list, members, .array([.integer(last), .integer(loneTargets)]))
-            }
-            published(list, members, reply)
+            if let wait, let slot { return wait.replied(slot, reply) }
+            finish(reply, nil)
         } ?? false
-        if !sent { published(list, members, .disconnected) }
+        if !sent {
+            if let wait, let slot { wait.replied(slot, .disconnected) } else { finish(.disconnected, nil) }
+        }
         settleHistoryIfDue()
     }
 
     /// The script answered each run's last `seq` and the nodes it went to: the events'
     /// `seq`s follow from it.
-    private func published(_ events: [ClusterState.Event], _ members: [[Int]], _ reply: RedisReply) {
+    private func published(_ events: [ClusterState.Event], _ members: [[Int]], _ reply: RedisReply, unconfirmed: String?) {
         let pairs = reply.elements?.compactMap(\.integer) ?? []
-        guard pairs.count == 2 * members.count else { return published(events, reply) }
+        guard pairs.count == 2 * members.count else { return published(events, reply, unconfirmed: unconfirmed) }
         var perEvent = [RedisReply](repeating: .integer(0), count: 2 * events.count)
         for (run, positions) in members.enumerated() {
             for (offset, position) in positions.enumerated() {
@@ -359,10 +369,13 @@ final class ClusterEngine {
                 perEvent[2 * position + 1] = .integer(pairs[2 * run + 1])
             }
         }
-        published(events, .array(perEvent))
+        published(events, .array(perEvent), unconfirmed: unconfirmed)
     }
 
-    private func published(_ events: [ClusterState.Event], _ reply: RedisReply) {
+    /// Answers each event's waiter from the script's reply; `unconfirmed` (replicas did not
+    /// confirm the batch, `wait_replicas`) turns an acknowledged `pub`'s answer into
+    /// `unavailable` with that reason: it was published, and may be lost in a failover.
+    private func published(_ events: [ClusterState.Event], _ reply: RedisReply, unconfirmed: String?) {
         // The script answers seq and the number of nodes it went to, per event.
         let pairs = reply.elements?.compactMap(\.integer) ?? []
         let seqs = stride(from: 0, to: pairs.count - 1, by: 2).map { pairs[$0] }
@@ -381,7 +394,7 @@ final class ClusterEngine {
                     } else {
                         broker.clusterRequestRouted(token: token, nodes: reached[position])
                     }
-                } else if let failure {
+                } else if let failure = failure ?? unconfirmed {
                     broker.clusterPublishFailed(receipt: event.receipt, reason: failure)
                 } else if reached[position] < 0 {
                     // An idempotent publish its channel had seen: the first one's receipt.
@@ -677,7 +690,7 @@ final class ClusterEngine {
 
     func refuseWhileDown(_ pass: [ClusterCommand]) {
         let events = pass.compactMap(\.event)
-        if !events.isEmpty { published(events, .disconnected) }
+        if !events.isEmpty { published(events, .disconnected, unconfirmed: nil) }
         for case .call(let call) in pass { answered(call, .disconnected) }
         let interest = pass.compactMap(\.interestChange)
         queued += interest.filter { !$0.added }.map(ClusterCommand.interest)
@@ -715,7 +728,7 @@ final class ClusterEngine {
         releaseBarriers(now: uv_hrtime())
         let events = queued.compactMap(\.event)
         queued.removeAll { $0.event != nil }
-        if !events.isEmpty { published(events, .disconnected) }
+        if !events.isEmpty { published(events, .disconnected, unconfirmed: nil) }
         let waiting = deferredCalls
         deferredCalls = []
         for call in waiting { answered(call, .disconnected) }
