@@ -10,8 +10,11 @@ import Testing
 /// acknowledged as before.
 @Suite(.enabled(if: TestRedis.isAvailable, "needs Debian's redis-server"), .serialized)
 struct ClusterPublishWaitServingTests {
-    private func node(_ redis: TestRedis, waitReplicas: Int) throws -> DaemonProcess {
-        try DaemonProcess(config: #"cluster: { redis: "redis://127.0.0.1:\#(redis.port)", node: "n0", wait_replicas: \#(waitReplicas), wait_timeout_ms: 200 },"#,
+    /// A node with `wait_replicas` and `wait_timeout_ms` as given (a short timeout where no
+    /// replica can confirm, a long one where a loaded machine must not turn a slow
+    /// confirmation into a refusal).
+    private func node(_ redis: TestRedis, waitReplicas: Int, timeoutMs: Int) throws -> DaemonProcess {
+        try DaemonProcess(config: #"cluster: { redis: "redis://127.0.0.1:\#(redis.port)", node: "n0", wait_replicas: \#(waitReplicas), wait_timeout_ms: \#(timeoutMs) },"#,
                           arguments: ["--workers", "1"])
     }
 
@@ -24,7 +27,7 @@ struct ClusterPublishWaitServingTests {
 
     @Test func anAcknowledgedPubNoReplicaConfirmedIsAnsweredUnavailableButDelivered() throws {
         let redis = try TestRedis()
-        let daemon = try node(redis, waitReplicas: 1)
+        let daemon = try node(redis, waitReplicas: 1, timeoutMs: 200)
         let watcher = try daemon.client()
         #expect(try watcher.request(#"{"op":"sub","ch":"orders","rid":0}"#)["ok"] as? String == "sub")
         let publisher = try daemon.client()
@@ -43,12 +46,12 @@ struct ClusterPublishWaitServingTests {
         let redis = try TestRedis()
         let replica = try TestRedis(extraArguments: ["--replicaof", "127.0.0.1", String(redis.port)])
         try SentinelRig.waitFor("the replica to sync", seconds: 15) { SentinelRig.isSyncedReplica(replica.port, of: redis.port) }
-        let daemon = try node(redis, waitReplicas: 1)
+        let daemon = try node(redis, waitReplicas: 1, timeoutMs: 10_000)
         let watcher = try daemon.client()
         #expect(try watcher.request(#"{"op":"sub","ch":"orders","rid":0}"#)["ok"] as? String == "sub")
         let publisher = try daemon.client()
         for n in 1...5 { publisher.send(#"{"op":"pub","ch":"orders","data":\#(n),"rid":\#(n)}"#) }
-        let answers = try (1...5).map { _ in try publisher.frame(timeout: 5) }
+        let answers = try (1...5).map { _ in try publisher.frame(timeout: 15) }
         #expect(answers.map { $0["rid"] as? Int } == [1, 2, 3, 4, 5], "answered in the order sent: \(answers)")
         #expect(answers.map { $0["seq"] as? Int } == [1, 2, 3, 4, 5], "\(answers)")
         #expect(events(watcher) == [1, 2, 3, 4, 5])
