@@ -129,6 +129,7 @@ public struct LineFramer {
     }
 
     /// Handles the bytes of a line whose `"\n"` was found: `tail` is the part in this feed.
+    @inline(__always)
     private mutating func finishLine(_ tail: UnsafeRawBufferPointer, _ body: (FramedLine) -> Void) {
         let length = carry.count + tail.count
         if length > maxLine {
@@ -159,6 +160,7 @@ public struct LineFramer {
     }
 
     /// Passes a line on without its trailing `"\r"`, unless nothing is left of it.
+    @inline(__always)
     private static func emit(_ line: UnsafeRawBufferPointer, _ body: (FramedLine) -> Void) {
         var count = line.count
         if count > 0 && line[count - 1] == UInt8(ascii: "\r") { count -= 1 }
