@@ -30,12 +30,6 @@ struct ClusterDedupServingTests {
         return client
     }
 
-    /// The `data` of every event that arrives until `seconds` pass without one.
-    private func events(_ client: TestClient, seconds: Double = 0.7) -> [Int] {
-        var seen: [Int] = []
-        while let frame = try? client.frame(timeout: seconds) { if let data = frame["data"] as? Int { seen.append(data) } }
-        return seen
-    }
 
     @Test func aRetryThroughAnotherNodeIsDeliveredOnceWithTheFirstReceipt() throws {
         let redis = try TestRedis()
@@ -58,7 +52,7 @@ struct ClusterDedupServingTests {
             let receipt = try first.request(#"{"op":"pub","ch":"orders.1","id":"o-17","data":8,"rid":3}"#)
             #expect(receipt["duplicate"] as? Bool == true && receipt["seq"] as? Int == 1, "\(receipt)")
             // Across shards two channels keep no order between them: each its own.
-            let seen = events(watcher)
+            let seen = watcher.eventData(quietFor: 0.7)
             #expect(seen.sorted() == [1, 3, 4, 6, 7], "each id once per channel, plain events untouched: \(seen)")
             #expect(seen.filter { $0 != 6 } == [1, 3, 4, 7], "orders.1 in publish order: \(seen)")
             let after = try second.request(#"{"op":"pub","ch":"orders.1","data":9,"rid":4}"#)
@@ -92,15 +86,15 @@ struct ClusterDedupServingTests {
             let publisher = try nodes[0].client()
             publisher.send(#"{"op":"pub","ch":"x","id":"a","data":1}"#)
             publisher.send(#"{"op":"pub","ch":"x","id":"a","data":2}"#)
-            #expect(events(watcher, seconds: 0.3) == [1])
+            #expect(watcher.eventData(quietFor: 0.3) == [1])
             Thread.sleep(forTimeInterval: 0.5)
             publisher.send(#"{"op":"pub","ch":"x","id":"a","data":3}"#)
-            #expect(events(watcher, seconds: 0.3) == [3], "the window ended")
+            #expect(watcher.eventData(quietFor: 0.3) == [3], "the window ended")
             publisher.send(#"{"op":"pub","ch":"x","id":"b","data":4}"#)
             publisher.send(#"{"op":"pub","ch":"x","id":"c","data":5}"#)
             publisher.send(#"{"op":"pub","ch":"x","id":"a","data":6}"#)
             publisher.send(#"{"op":"pub","ch":"x","id":"c","data":7}"#)
-            #expect(events(watcher, seconds: 0.3) == [4, 5, 6], "past 2 ids the oldest (a) went first; c is still known")
+            #expect(watcher.eventData(quietFor: 0.3) == [4, 5, 6], "past 2 ids the oldest (a) went first; c is still known")
             #expect(Int(try redis.command("LLEN", "herald:dq")) ?? 99 <= 2, "the id list stays within the cap")
         }
     }

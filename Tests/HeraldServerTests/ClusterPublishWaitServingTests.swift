@@ -18,12 +18,6 @@ struct ClusterPublishWaitServingTests {
                           arguments: ["--workers", "1"])
     }
 
-    /// The `data` of every event that arrives until `seconds` pass without one.
-    private func events(_ client: TestClient, seconds: Double = 0.7) -> [Int] {
-        var seen: [Int] = []
-        while let frame = try? client.frame(timeout: seconds) { if let data = frame["data"] as? Int { seen.append(data) } }
-        return seen
-    }
 
     @Test func anAcknowledgedPubNoReplicaConfirmedIsAnsweredUnavailableButDelivered() throws {
         let redis = try TestRedis()
@@ -39,7 +33,7 @@ struct ClusterPublishWaitServingTests {
         publisher.send(#"{"op":"pub","ch":"orders","data":2}"#)
         let ping = try publisher.request(#"{"op":"ping","rid":2}"#)
         #expect(ping["pong"] != nil, "a pub without rid has no answer, held or not: \(ping)")
-        #expect(events(watcher) == [1, 2], "both events were published")
+        #expect(watcher.eventData(quietFor: 0.7) == [1, 2], "both events were published")
     }
 
     @Test func aSyncedReplicaConfirmsAcknowledgedPubsInOrder() throws {
@@ -54,6 +48,6 @@ struct ClusterPublishWaitServingTests {
         let answers = try (1...5).map { _ in try publisher.frame(timeout: 15) }
         #expect(answers.map { $0["rid"] as? Int } == [1, 2, 3, 4, 5], "answered in the order sent: \(answers)")
         #expect(answers.map { $0["seq"] as? Int } == [1, 2, 3, 4, 5], "\(answers)")
-        #expect(events(watcher) == [1, 2, 3, 4, 5])
+        #expect(watcher.eventData(quietFor: 0.7) == [1, 2, 3, 4, 5])
     }
 }

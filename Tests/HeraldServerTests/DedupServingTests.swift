@@ -12,12 +12,6 @@ import Testing
         return client
     }
 
-    /// The `data` of every event that arrives within `seconds`.
-    private func events(_ client: TestClient, seconds: Double = 0.5) -> [Int] {
-        var seen: [Int] = []
-        while let frame = try? client.frame(timeout: seconds) { if let data = frame["data"] as? Int { seen.append(data) } }
-        return seen
-    }
 
     @Test func aRepeatedIdIsDeliveredOnceAcrossConnectionsButNotAcrossChannels() throws {
         let daemon = try DaemonProcess()
@@ -31,7 +25,7 @@ import Testing
         first.send(#"{"op":"pub","ch":"orders.1","id":"o-17","data":3}"#)
         first.send(#"{"op":"pub","ch":"orders.2","id":"o-17","data":4}"#)
         first.send(#"{"op":"pub","ch":"orders.1","data":5}"#)
-        #expect(events(watcher) == [1, 4, 5], "the same id on another channel and a pub without id go through")
+        #expect(watcher.eventData(quietFor: 0.5) == [1, 4, 5], "the same id on another channel and a pub without id go through")
     }
 
     @Test func anIdIsForgottenWhenItsWindowEndsAndPastTheCap() throws {
@@ -40,15 +34,15 @@ import Testing
         let publisher = try daemon.client()
         publisher.send(#"{"op":"pub","ch":"x","id":"a","data":1}"#)
         publisher.send(#"{"op":"pub","ch":"x","id":"a","data":2}"#)
-        #expect(events(watcher, seconds: 0.2) == [1])
+        #expect(watcher.eventData(quietFor: 0.2) == [1])
         Thread.sleep(forTimeInterval: 0.4)
         publisher.send(#"{"op":"pub","ch":"x","id":"a","data":3}"#)
-        #expect(events(watcher, seconds: 0.2) == [3], "the window ended")
+        #expect(watcher.eventData(quietFor: 0.2) == [3], "the window ended")
         publisher.send(#"{"op":"pub","ch":"x","id":"b","data":4}"#)
         publisher.send(#"{"op":"pub","ch":"x","id":"c","data":5}"#)
         publisher.send(#"{"op":"pub","ch":"x","id":"a","data":6}"#)
         publisher.send(#"{"op":"pub","ch":"x","id":"c","data":7}"#)
-        #expect(events(watcher, seconds: 0.2) == [4, 5, 6], "past 2 ids the oldest (a) went first; c is still known")
+        #expect(watcher.eventData(quietFor: 0.2) == [4, 5, 6], "past 2 ids the oldest (a) went first; c is still known")
     }
 
     @Test func aBadIdIsRefusedAndTheConnectionLivesOn() throws {

@@ -105,6 +105,14 @@ final class TestClient {
         return object
     }
 
+    /// The integer `data` of every event that arrives until `seconds` pass without a frame
+    /// (frames without one are skipped).
+    func eventData(quietFor seconds: Double) -> [Int] {
+        var seen: [Int] = []
+        while let frame = try? frame(timeout: seconds) { if let data = frame["data"] as? Int { seen.append(data) } }
+        return seen
+    }
+
     /// Sends a request and returns the next frame.
     func request(_ line: String) throws -> [String: Any] {
         send(line)
