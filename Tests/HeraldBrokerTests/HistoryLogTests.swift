@@ -63,7 +63,7 @@ import Testing
         let dead = model.filter(\.isDead).reduce(0) { $0 + $1.middle.count + $1.tail.count + HistoryLog.entryCost }
         #expect(log.heldBytes == held && log.deadBytes == dead)
         #expect(log.heldBytes <= capacity)
-        #expect(log.bytes.count <= capacity, "ring of \(log.bytes.count) bytes")
+        #expect(log.byteCapacity <= capacity, "ring of \(log.byteCapacity) bytes")
     }
 
     @Test func randomAppendsEvictionsAndTombstonesReadBackExactly() {
@@ -96,15 +96,15 @@ import Testing
         let capacity = 1 << 20
         let (m, t) = parts(1, middle: 12, tail: 20)
         append(&log, &model, seq: 1, middle: m, tail: t, capacity: capacity)
-        #expect(log.bytes.count == capacity)
-        let base = log.bytes.withUnsafeBytes { $0.baseAddress }
+        #expect(log.byteCapacity == capacity)
+        let base = log.byteRingAddress
         // 10 MB through a 1 MiB ring: it wraps about ten times.
         for seq in 2...100_000 {
             let (m, t) = parts(seq, middle: 12, tail: 88)
             append(&log, &model, seq: seq, middle: m, tail: t, capacity: capacity)
         }
-        #expect(log.bytes.count == capacity)
-        #expect(log.bytes.withUnsafeBytes { $0.baseAddress } == base, "the ring was never reallocated")
+        #expect(log.byteCapacity == capacity)
+        #expect(log.byteRingAddress == base, "the ring was never reallocated")
         check(log, against: model, capacity: capacity)
     }
 
@@ -116,14 +116,14 @@ import Testing
         append(&log, &model, seq: 1, middle: m, tail: t, capacity: capacity)
         // 1 MiB over 48-byte records: 21,845 fit, so 16,384 slots at once.
         #expect(log.recordCapacity == 16_384)
-        let base = log.records.withUnsafeBytes { $0.baseAddress }
+        let base = log.recordRingAddress
         // 100-byte events: at most about 7,100 held, the ring never grows or moves.
         for seq in 2...100_000 {
             let (m, t) = parts(seq, middle: 12, tail: 88)
             append(&log, &model, seq: seq, middle: m, tail: t, capacity: capacity)
         }
         #expect(log.recordCapacity == 16_384)
-        #expect(log.records.withUnsafeBytes { $0.baseAddress } == base, "the record ring was never reallocated")
+        #expect(log.recordRingAddress == base, "the record ring was never reallocated")
         check(log, against: model, capacity: capacity)
     }
 
@@ -152,7 +152,7 @@ import Testing
         var credited = 0
         log.removeAll { _, _ in credited += 1 }
         #expect(credited == 0, "no record had an owner")
-        #expect(log.count == 0 && log.heldBytes == 0 && log.deadBytes == 0 && log.bytes.isEmpty)
+        #expect(log.count == 0 && log.heldBytes == 0 && log.deadBytes == 0 && log.byteCapacity == 0)
         #expect(!log.isLive(model[99].number))
     }
 

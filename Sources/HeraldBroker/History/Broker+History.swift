@@ -233,15 +233,21 @@ extension Broker {
     ) -> Bool {
         var prefix: [UInt8] = []
         channel.appendPrefix(for: subscription, to: &prefix)
-        return deliverExtra(to: subscription, prefix: prefix, on: channel, middle, replay: replay, tail)
+        return middle.withUnsafeBytes { middle in
+            tail.withUnsafeBytes { tail in
+                deliverExtra(to: subscription, prefix: prefix, on: channel, middle, replay: replay, tail)
+            }
+        }
     }
 
     /// `deliverExtra` with the frame's `{"event":"CH","sub":"NAME"` already built, so a
-    /// replay builds it once for all its events.
+    /// replay builds it once for all its events, and the event's parts where they are (a
+    /// replay reads them in place in the history log). Nothing here changes the log before
+    /// the parts are copied.
     /// - Returns: whether it was queued.
     func deliverExtra(
-        to subscription: Subscription, prefix: [UInt8], on channel: Channel, _ middle: ArraySlice<UInt8>,
-        replay: Bool, _ tail: ArraySlice<UInt8>
+        to subscription: Subscription, prefix: [UInt8], on channel: Channel, _ middle: UnsafeRawBufferPointer,
+        replay: Bool, _ tail: UnsafeRawBufferPointer
     ) -> Bool {
         let session = subscription.session
         guard subscription.isActive, !session.closeAfterFlush else { return false }

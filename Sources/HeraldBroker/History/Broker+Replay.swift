@@ -179,7 +179,7 @@ extension Broker {
     /// The live-delivery rules for an event published after the `sub` that reaches the
     /// subscription through its cursor: no events to handlers, none of its own connection's
     /// with `echo:false`, none while a lock holds it.
-    private func admitsAsLive(_ subscription: Subscription, _ middle: ArraySlice<UInt8>, on channel: Channel) -> Bool {
+    private func admitsAsLive(_ subscription: Subscription, _ middle: UnsafeRawBufferPointer, on channel: Channel) -> Bool {
         guard !subscription.isHandler else { return false }
         let session = subscription.session
         if !session.echo && Broker.sender(in: middle).elementsEqual(session.quotedClientID) { return false }
@@ -188,7 +188,8 @@ extension Broker {
 
     /// The quoted client id in a stored event middle (`,"seq":S,"from":"cN",…`), or an empty
     /// slice when the middle has another shape.
-    static func sender(in middle: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+    static func sender<Bytes: RandomAccessCollection<UInt8>>(in middle: Bytes) -> Bytes.SubSequence
+    where Bytes.Index == Int {
         let fromKey = Array(#","from":"#.utf8)
         guard middle.count > 7 else { return middle[middle.endIndex...] }
         var at = middle.startIndex + 7

@@ -56,10 +56,27 @@ struct HistoryLog {
     private var ownedRecords: [Int] = []
     private var freeOwners: [Int32] = []
 
-    /// The byte ring; its whole length is usable.
-    private(set) var bytes: [UInt8] = []
+    /// The byte ring; its whole length is usable. Both rings are held by hand
+    /// (`HistoryRing`): a write through an array checked that it was uniquely referenced and
+    /// in bounds, three times per event, 50 instructions of 270 (callgrind, 1→1 with
+    /// `history: 100`).
+    private var byteRing = HistoryRing<UInt8>(capacity: 0)
+    /// `byteRing`'s first byte.
+    private var bytes: UnsafeMutablePointer<UInt8>
+    /// `byteRing`'s length.
+    private(set) var byteCapacity = 0
     /// The record ring (a power of two long, or empty).
-    private(set) var records: [Record] = []
+    private var recordRing = HistoryRing<Record>(capacity: 0)
+    /// `recordRing`'s slots.
+    private var records: UnsafeMutablePointer<Record>
+    /// `recordRing`'s length.
+    private(set) var recordCapacity = 0
+
+    /// An empty log.
+    init() {
+        bytes = byteRing.base
+        records = recordRing.base
+    }
     /// The oldest record held, and one past the newest.
     private(set) var first = 0
     private(set) var end = 0
@@ -77,7 +94,8 @@ struct HistoryLog {
     /// Records held.
     var count: Int { end - first }
 
-    private var mask: Int { records.count - 1 }
+    /// `recordCapacity - 1`, or 0 while the ring is empty (its one allocated slot).
+    private var mask = 0
 
     /// The record `number`, which must be held.
     func record(_ number: Int) -> Record { records[number & mask] }
@@ -87,11 +105,14 @@ struct HistoryLog {
         number >= first && number < end && !records[number & mask].isDead
     }
 
-    /// The middle and tail of a held record, as slices of the ring.
-    func parts(of number: Int) -> (middle: ArraySlice<UInt8>, tail: ArraySlice<UInt8>) {
+    /// The middle and tail of a held record, in place in the ring: valid until the log next
+    /// changes.
+    func parts(of number: Int) -> (middle: UnsafeRawBufferPointer, tail: UnsafeRawBufferPointer) {
         let record = records[number & mask]
-        let middle = record.start + Int(record.middle)
-        return (bytes[record.start..<middle], bytes[middle..<(record.start + Int(record.length))])
+        let start = UnsafeRawPointer(bytes + record.start)
+        let middle = Int(record.middle)
+        return (UnsafeRawBufferPointer(start: start, count: middle),
+                UnsafeRawBufferPointer(start: start + middle, count: Int(record.length) - middle))
     }
 
     // MARK: - Writing
@@ -107,9 +128,9 @@ struct HistoryLog {
     /// copied again unless `history_bytes` grows (a reload).
     /// - Returns: false when the oldest record must go first.
     mutating func makeRoom(for length: Int, capacity: Int) -> Bool {
-        if count == records.count {
+        if count == recordCapacity {
             // Held records already take the cap: the oldest goes instead.
-            guard records.isEmpty || count * Self.entryCost < capacity else { return false }
+            guard recordCapacity == 0 || count * Self.entryCost < capacity else { return false }
             growRecords(capacity: capacity)
         }
         if let start = place(length) {
@@ -117,7 +138,7 @@ struct HistoryLog {
             return true
         }
         let limit = Swift.max(capacity, length)
-        guard bytes.count < limit else { return false }
+        guard byteCapacity < limit else { return false }
         resize(to: limit)
         guard let start = place(length) else { return false }
         reserved = start
@@ -126,10 +147,10 @@ struct HistoryLog {
 
     /// Where an event of `length` bytes goes, or nil when there is no room.
     private func place(_ length: Int) -> Int? {
-        guard count > 0 else { return length <= bytes.count ? 0 : nil }
+        guard count > 0 else { return length <= byteCapacity ? 0 : nil }
         let oldest = records[first & mask].start
         if oldest < writeAt {
-            if length <= bytes.count - writeAt { return writeAt }
+            if length <= byteCapacity - writeAt { return writeAt }
             if length <= oldest { return 0 }
             return nil
         }
@@ -143,11 +164,9 @@ struct HistoryLog {
         let length = middle.count + tail.count
         let start = reserved >= 0 ? reserved : place(length) ?? 0
         reserved = -1
-        bytes.withUnsafeMutableBytes { ring in
-            guard let base = ring.baseAddress else { return }
-            if let from = middle.baseAddress { (base + start).copyMemory(from: from, byteCount: middle.count) }
-            if let from = tail.baseAddress { (base + start + middle.count).copyMemory(from: from, byteCount: tail.count) }
-        }
+        let to = UnsafeMutableRawPointer(bytes + start)
+        if let from = middle.baseAddress { to.copyMemory(from: from, byteCount: middle.count) }
+        if let from = tail.baseAddress { (to + middle.count).copyMemory(from: from, byteCount: tail.count) }
         writeAt = start + length
         let number = end
         let slot = owner.map { ownerSlot($0) } ?? -1
@@ -238,8 +257,13 @@ struct HistoryLog {
         ownedRecords = []
         freeOwners = []
         first = end
-        bytes = []
-        records = []
+        byteRing = HistoryRing(capacity: 0)
+        bytes = byteRing.base
+        byteCapacity = 0
+        recordRing = HistoryRing(capacity: 0)
+        records = recordRing.base
+        recordCapacity = 0
+        mask = 0
         writeAt = 0
         reserved = -1
         heldBytes = 0
@@ -260,38 +284,50 @@ struct HistoryLog {
     private mutating func growRecords(capacity: Int) {
         let fitting = Swift.max(1, capacity / Self.entryCost)
         let largestPower = 1 << (Int.bitWidth - 1 - fitting.leadingZeroBitCount)
-        let size = Swift.max(Self.minimumRecords, records.count * 2, largestPower)
+        let size = Swift.max(Self.minimumRecords, recordCapacity * 2, largestPower)
         let newMask = size - 1
-        let grown = [Record](unsafeUninitializedCapacity: size) { target, initialized in
-            if let base = target.baseAddress {
-                for number in first..<end { (base + (number & newMask)).initialize(to: records[number & mask]) }
-            }
-            initialized = size
-        }
-        records = grown
+        let grown = HistoryRing<Record>(capacity: size)
+        for number in first..<end { (grown.base + (number & newMask)).initialize(to: records[number & mask]) }
+        recordRing = grown
+        records = grown.base
+        recordCapacity = size
+        mask = newMask
     }
 
-    /// The record ring's length, for tests.
-    var recordCapacity: Int { records.count }
+    /// Where the record ring starts, for tests.
+    var recordRingAddress: UnsafeRawPointer { UnsafeRawPointer(records) }
+
+    /// Where the byte ring starts, for tests.
+    var byteRingAddress: UnsafeRawPointer { UnsafeRawPointer(bytes) }
 
     /// Moves the held records' bytes, oldest first, to the start of a ring of `capacity`.
     private mutating func resize(to capacity: Int) {
+        let ring = HistoryRing<UInt8>(capacity: capacity)
         var at = 0
-        let ring = [UInt8](unsafeUninitializedCapacity: capacity) { target, initialized in
-            bytes.withUnsafeBytes { source in
-                for number in first..<end {
-                    let slot = number & mask
-                    let length = Int(records[slot].length)
-                    if length > 0, let to = target.baseAddress, let from = source.baseAddress {
-                        UnsafeMutableRawPointer(to + at).copyMemory(from: from + records[slot].start, byteCount: length)
-                    }
-                    records[slot].start = at
-                    at += length
-                }
-            }
-            initialized = capacity
+        for number in first..<end {
+            let slot = number & mask
+            let length = Int(records[slot].length)
+            (ring.base + at).initialize(from: bytes + records[slot].start, count: length)
+            records[slot].start = at
+            at += length
         }
-        bytes = ring
+        byteRing = ring
+        bytes = ring.base
+        byteCapacity = capacity
         writeAt = at
     }
+}
+
+/// One of the history log's rings, allocated uninitialised (a page costs memory once an event
+/// first lands in it) and freed with the ring. `Element` is plain data (`UInt8`,
+/// `HistoryLog.Record`), so elements are written without initialising and never
+/// deinitialised.
+final class HistoryRing<Element> {
+    /// The first element.
+    let base: UnsafeMutablePointer<Element>
+
+    /// Allocates `capacity` elements (at least one, so `base` always points somewhere).
+    init(capacity: Int) { base = .allocate(capacity: Swift.max(1, capacity)) }
+
+    deinit { base.deallocate() }
 }

@@ -8,8 +8,8 @@ enum EventMiddle {
     private static let seqKey = Array(#","seq":"#.utf8)
     private static let fromKey = Array(#","from":""#.utf8)
 
-    /// Where `,"from":"C"` sits in `middle` (indices of the slice), or nil when it has none.
-    static func fromRange(in middle: ArraySlice<UInt8>) -> Range<Int>? {
+    /// Where `,"from":"C"` sits in `middle` (indices of the collection), or nil when it has none.
+    static func fromRange<Bytes: RandomAccessCollection<UInt8>>(in middle: Bytes) -> Range<Int>? where Bytes.Index == Int {
         guard middle.starts(with: seqKey) else { return nil }
         var start = middle.startIndex + seqKey.count
         while start < middle.endIndex, middle[start] >= UInt8(ascii: "0"), middle[start] <= UInt8(ascii: "9") {
@@ -23,9 +23,9 @@ enum EventMiddle {
     }
 
     /// Appends `middle` to `out`, without its `from` field when `compact`.
-    static func append(_ middle: ArraySlice<UInt8>, compact: Bool, to out: inout [UInt8]) {
+    static func append(_ middle: UnsafeRawBufferPointer, compact: Bool, to out: inout [UInt8]) {
         guard compact, let cut = fromRange(in: middle) else { return out.append(contentsOf: middle) }
-        out.append(contentsOf: middle[..<cut.lowerBound])
-        out.append(contentsOf: middle[cut.upperBound...])
+        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: middle[..<cut.lowerBound]))
+        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: middle[cut.upperBound...]))
     }
 }
