@@ -128,11 +128,12 @@ extension Channel {
     }
 
     /// Whether the record's name equals `bytes`.
+    @inline(__always)
     func hasName(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard bytes.count == name.count else { return false }
         return name.withUnsafeBytes { own in
             guard let a = own.baseAddress, let b = bytes.baseAddress else { return bytes.isEmpty }
-            return memcmp(a, b, bytes.count) == 0
+            return RawBytes.areEqual(a, b, count: bytes.count)
         }
     }
 }
