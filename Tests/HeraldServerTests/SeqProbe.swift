@@ -52,7 +52,7 @@ final class SeqProbe: @unchecked Sendable {
                 if client == nil { _ = try connection.frame() }
                 client = connection
                 n += 1
-                let answer = try connection.request(#"{"op":"pub","ch":"talk","data":"\#(name)-\#(n)","rid":\#(n)}"#)
+                let answer = try answer(to: n, on: connection, #"{"op":"pub","ch":"talk","data":"\#(name)-\#(n)","rid":\#(n)}"#)
                 if let seq = answer["seq"] as? Int {
                     record.withLock { $0.pairs.append((seq, "\(name)-\(n)")); $0.lastOk = Date() }
                 } else {
@@ -64,6 +64,17 @@ final class SeqProbe: @unchecked Sendable {
                 record.withLock { $0.refused += 1 }
                 Thread.sleep(forTimeInterval: 0.05)
             }
+        }
+    }
+
+    /// Sends `line` and returns the frame answering `rid` (a frame with another `rid`, or
+    /// none, such as a notice, is not this request's answer: taking the next frame instead
+    /// could pair one publish's `seq` with the next one's data).
+    private func answer(to rid: Int, on connection: TestClient, _ line: String) throws -> [String: Any] {
+        connection.send(line)
+        while true {
+            let frame = try connection.frame()
+            if frame["rid"] as? Int == rid { return frame }
         }
     }
 
