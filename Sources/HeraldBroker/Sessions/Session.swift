@@ -194,13 +194,19 @@ public final class Session {
 
     /// Hands the queued bytes to the caller, leaving `spare` (emptied) as the new queue.
     ///
-    /// Swapping two buffers keeps their capacity, so steady traffic allocates nothing.
+    /// Swapping two buffers keeps their capacity, so steady traffic allocates nothing. The new
+    /// queue starts at least as large as the one taken (up to `outboundDoublingLimit`):
+    /// otherwise both buffers climbed the doubling ladder from 256 B one after the other,
+    /// each step copying what was queued. At 1→1000 over 2,000 publishes that growth was a
+    /// third of the instructions (callgrind); reserving an empty buffer copies nothing.
     /// - Parameter spare: an empty buffer to queue into next; receives the queued bytes.
     public func takeOutbound(into spare: inout [UInt8]) {
         spare.removeAll(keepingCapacity: true)
         guard barriers.isEmpty else { return takeReleasable(into: &spare) }
         if stagedCount > 0 { moveStaged() }
         swap(&queued, &spare)
+        let taken = Swift.min(spare.capacity, Session.outboundDoublingLimit)
+        if queued.capacity < taken { queued.reserveCapacity(taken) }
     }
 
     /// Frees a queue that grew large once, so one burst does not pin memory forever.
