@@ -30,16 +30,20 @@ import Testing
         var isDead = false
     }
 
-    /// Appends, evicting the oldest while the log says so, as the broker does.
+    /// Appends, evicting the oldest while the log says so, as the broker does. Every event
+    /// is one channel's (its position is its `seq`); with `keeping`, the events past the last
+    /// `keeping` are expired, without it every event stays readable.
     private func append(_ log: inout HistoryLog, _ model: inout [Stored], seq: Int, middle: [UInt8], tail: [UInt8],
-                        capacity: Int) {
-        while !log.makeRoom(for: middle.count + tail.count, capacity: capacity) {
+                        capacity: Int, keeping: Int? = nil) {
+        while !log.makeRoom(for: middle.count + tail.count, capacity: capacity, keeping: keeping ?? Int.max) {
             _ = log.evictOldest()
             model.removeFirst()
         }
+        // The log evicts unowned records itself: the model follows its front.
+        model.removeFirst(model.prefix { $0.number < log.first }.count)
         let number = middle.withUnsafeBytes { m in
             tail.withUnsafeBytes { t in
-                log.append(seq: seq, position: seq, previous: seq - 1, middle: m, tail: t, owner: nil).number
+                log.append(seq: seq, position: seq, previous: seq - 1, middle: m, tail: t, owner: nil, channel: 0).number
             }
         }
         model.append(Stored(number: number, seq: seq, middle: middle, tail: tail))
@@ -66,7 +70,8 @@ import Testing
         #expect(log.byteCapacity <= capacity, "ring of \(log.byteCapacity) bytes")
     }
 
-    @Test func randomAppendsEvictionsAndTombstonesReadBackExactly() {
+    @Test(arguments: [nil, 200] as [Int?])
+    func randomAppendsEvictionsAndTombstonesReadBackExactly(keeping: Int?) {
         var generator = Generator(state: 16)
         var log = HistoryLog()
         var model: [Stored] = []
@@ -75,7 +80,10 @@ import Testing
             let large = Int.random(in: 0..<50, using: &generator) == 0
             let tail = large ? Int.random(in: 1_000...16_384, using: &generator) : Int.random(in: 0...300, using: &generator)
             let (m, t) = parts(seq, middle: Int.random(in: 1...64, using: &generator), tail: tail)
-            append(&log, &model, seq: seq, middle: m, tail: t, capacity: capacity)
+            append(&log, &model, seq: seq, middle: m, tail: t, capacity: capacity, keeping: keeping)
+            if let keeping, model.count > keeping {
+                #expect(model[model.count - keeping - 1].number >= log.first, "the last \(keeping) are held")
+            }
             if Int.random(in: 0..<10, using: &generator) == 0, !model.isEmpty {
                 let k = Int.random(in: 0..<model.count, using: &generator)
                 let killed = log.kill(model[k].number)
@@ -87,43 +95,79 @@ import Testing
         check(log, against: model, capacity: capacity)
     }
 
-    /// The byte ring takes all of its capacity with the first event and is never copied
-    /// again, however much passes through it: growing by doubling copied the live events at
-    /// every step with the loop stopped, 1–2 ms at a few MiB (a fixed-rate run's p99.9).
-    @Test func theByteRingIsReservedOnceAndNeverMoves() {
+    /// One channel keeping 100 events of 100 bytes: 10 MB pass through, the rings stay at
+    /// their smallest (64 KiB of bytes, 1,024 records, in cache), never move, and the last
+    /// 100 events are always held. Before, the rings spread those 100 events over the whole
+    /// cap (112 MiB at the default), touching every page of it.
+    @Test func ringsStaySmallWhenTheOldestRecordIsPastItsChannelsCount() {
         var log = HistoryLog()
         var model: [Stored] = []
-        let capacity = 1 << 20
+        let capacity = 64 << 20
         let (m, t) = parts(1, middle: 12, tail: 20)
-        append(&log, &model, seq: 1, middle: m, tail: t, capacity: capacity)
-        #expect(log.byteCapacity == capacity)
-        let base = log.byteRingAddress
-        // 10 MB through a 1 MiB ring: it wraps about ten times.
+        append(&log, &model, seq: 1, middle: m, tail: t, capacity: capacity, keeping: 100)
+        let bytesBase = log.byteRingAddress
+        let recordsBase = log.recordRingAddress
         for seq in 2...100_000 {
             let (m, t) = parts(seq, middle: 12, tail: 88)
-            append(&log, &model, seq: seq, middle: m, tail: t, capacity: capacity)
+            append(&log, &model, seq: seq, middle: m, tail: t, capacity: capacity, keeping: 100)
+            if seq % 1_000 == 0 { #expect(log.count >= 100 && model[model.count - 100].number >= log.first) }
         }
-        #expect(log.byteCapacity == capacity)
-        #expect(log.byteRingAddress == base, "the ring was never reallocated")
+        #expect(log.byteCapacity == HistoryLog.minimumBytes)
+        #expect(log.recordCapacity == HistoryLog.minimumRecords)
+        #expect(log.byteRingAddress == bytesBase && log.recordRingAddress == recordsBase, "never reallocated")
         check(log, against: model, capacity: capacity)
     }
 
-    @Test func theRecordRingTakesWhatTheCapAllowsAtOnceAndNeverMoves() {
+    /// Every event readable: the rings double from their smallest up to the cap (1 MiB
+    /// here), then wrap in place; 10 MB through them and they never move again.
+    @Test func ringsGrowByDoublingWhileEveryRecordIsReadableThenWrapInPlace() {
         var log = HistoryLog()
         var model: [Stored] = []
         let capacity = 1 << 20
-        let (m, t) = parts(1, middle: 12, tail: 20)
-        append(&log, &model, seq: 1, middle: m, tail: t, capacity: capacity)
-        // 1 MiB over 48-byte records: 21,845 fit, so 16,384 slots at once.
-        #expect(log.recordCapacity == 16_384)
-        let base = log.recordRingAddress
-        // 100-byte events: at most about 7,100 held, the ring never grows or moves.
-        for seq in 2...100_000 {
+        var byteSizes: [Int] = []
+        var recordSizes: [Int] = []
+        for seq in 1...100_000 {
+            let (m, t) = parts(seq, middle: 12, tail: 88)
+            append(&log, &model, seq: seq, middle: m, tail: t, capacity: capacity)
+            if byteSizes.last != log.byteCapacity { byteSizes.append(log.byteCapacity) }
+            if recordSizes.last != log.recordCapacity { recordSizes.append(log.recordCapacity) }
+            if seq == 50_000 { check(log, against: model, capacity: capacity) }
+        }
+        let doublings: [Int] = [65_536, 131_072, 262_144, 524_288, 1_048_576]
+        #expect(byteSizes == doublings)
+        // 100-byte events: about 7,100 held under the cap, so 8,192 slots.
+        let recordDoublings: [Int] = [1_024, 2_048, 4_096, 8_192]
+        #expect(recordSizes == recordDoublings)
+        let bytesBase = log.byteRingAddress
+        let recordsBase = log.recordRingAddress
+        for seq in 100_001...200_000 {
             let (m, t) = parts(seq, middle: 12, tail: 88)
             append(&log, &model, seq: seq, middle: m, tail: t, capacity: capacity)
         }
-        #expect(log.recordCapacity == 16_384)
-        #expect(log.recordRingAddress == base, "the record ring was never reallocated")
+        #expect(log.byteRingAddress == bytesBase && log.recordRingAddress == recordsBase, "never reallocated")
+        check(log, against: model, capacity: capacity)
+    }
+
+    /// Past `stepwiseGrowthLimit` a ring takes all the cap allows at once, so the largest
+    /// copy with the loop stopped is a few MiB, not half of `history_bytes`.
+    @Test func pastTheStepwiseLimitTheRingsTakeTheWholeCapAtOnce() {
+        var log = HistoryLog()
+        var model: [Stored] = []
+        let capacity = 64 << 20
+        var byteSizes: [Int] = []
+        var recordSizes: [Int] = []
+        for seq in 1...70_000 {
+            let (m, t) = parts(seq, middle: 12, tail: 88)
+            append(&log, &model, seq: seq, middle: m, tail: t, capacity: capacity)
+            if byteSizes.last != log.byteCapacity { byteSizes.append(log.byteCapacity) }
+            if recordSizes.last != log.recordCapacity { recordSizes.append(log.recordCapacity) }
+        }
+        let steps: [Int] = [65_536, 131_072, 262_144, 524_288, 1_048_576, 2_097_152, 67_108_864]
+        #expect(byteSizes == steps)
+        // 64 MiB over 48-byte records: 1,398,101 fit, so 1,048,576 slots once 65,536 would
+        // pass the limit (131,072 × 48 B is 6 MiB).
+        let recordSteps: [Int] = [1_024, 2_048, 4_096, 8_192, 16_384, 32_768, 65_536, 1_048_576]
+        #expect(recordSizes == recordSteps)
         check(log, against: model, capacity: capacity)
     }
 
@@ -164,10 +208,10 @@ import Testing
         var log = HistoryLog()
         let (m, t) = parts(1, middle: 8, tail: 8)
         func add(_ owner: UserAccount?) -> Int {
-            _ = log.makeRoom(for: m.count + t.count, capacity: 1 << 20)
+            _ = log.makeRoom(for: m.count + t.count, capacity: 1 << 20, keeping: Int.max)
             return m.withUnsafeBytes { middle in
                 t.withUnsafeBytes { tail in
-                    log.append(seq: 1, position: 0, previous: -1, middle: middle, tail: tail, owner: owner).number
+                    log.append(seq: 1, position: 0, previous: -1, middle: middle, tail: tail, owner: owner, channel: 0).number
                 }
             }
         }

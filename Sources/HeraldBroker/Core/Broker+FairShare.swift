@@ -163,6 +163,7 @@ extension Broker {
         guard let channel = channels.removeValue(forKey: name) else { return }
         channel.isRetired = true
         forgetHistory(of: channel)
+        retention.slots.release(channel)
         if let creator = channel.creator {
             creator.channels -= 1
             channel.creator = nil

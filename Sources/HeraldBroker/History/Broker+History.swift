@@ -14,7 +14,8 @@ extension Broker {
     /// Stores the event just built in `eventShared` (middle, then tail) in the history log
     /// (`HistoryLog`), then enforces the publishing user's `history_bytes` and
     /// `history_bytes` overall. A channel's `history` count is applied when reading
-    /// (`heldChain`). Every eviction takes a channel's oldest events first (the log's front, or
+    /// (`heldChain`), and when the log is full: an event past it is evicted before the log
+    /// grows (`HistoryLog.makeRoom`). Every eviction takes a channel's oldest events first (the log's front, or
     /// a user's oldest event with everything its channel holds before it), so what a channel
     /// keeps is always a contiguous run of its latest events and a `since` replay never skips
     /// one in the middle.
@@ -37,10 +38,13 @@ extension Broker {
             forgetHistory(of: channel)
             return
         }
-        while !retention.log.makeRoom(for: middle.count + tail.count, capacity: capacity) { evictOldestEvent() }
+        while !retention.log.makeRoom(for: middle.count + tail.count, capacity: capacity, keeping: config.history) {
+            evictOldestEvent()
+        }
         let owner = session.account
+        let slot = retention.slots.slot(for: channel)
         let (number, cost) = retention.log.append(seq: channel.seq, position: position, previous: channel.history.newest,
-                                                  middle: middle, tail: tail, owner: owner)
+                                                  middle: middle, tail: tail, owner: owner, channel: slot)
         channel.history.newest = number
         if let owner {
             owner.historyBytes += cost

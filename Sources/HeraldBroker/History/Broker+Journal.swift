@@ -12,6 +12,8 @@ struct Retention {
     var heldSessions: [Session] = []
     /// Every channel's history (`HistoryLog`).
     var log = HistoryLog()
+    /// The channels with events in `log`.
+    var slots = HistorySlots()
     /// Tombstones waiting to be collected (`Broker+Tombstones.swift`).
     var tombstones = TombstoneQueue()
     /// Whether changes may be applied now (`Broker+DataFolder.swift`).

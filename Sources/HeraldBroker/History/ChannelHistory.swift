@@ -7,4 +7,6 @@ struct ChannelHistory {
     /// How many events the channel ever recorded: the position its next one gets. A replay
     /// keeps its place as a position, so events lost before it reached them are counted.
     var endPosition = 0
+    /// Its slot in `HistorySlots` (-1: none yet, or dropped).
+    var slot: Int32 = -1
 }

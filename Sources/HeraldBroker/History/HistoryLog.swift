@@ -9,11 +9,15 @@
 /// Appending to one log writes sequentially, and the channel object the lookup already
 /// brought into cache keeps only its newest record number and its count.
 ///
-/// What it costs, decided: limits are applied when reading, not when writing. A record past
-/// its channel's `history` count, or tombstoned (a user's `history_bytes`, a dropped channel),
-/// keeps its bytes until the log wraps past it; the log holds up to `history_bytes` whenever
-/// traffic fills it (before, a channel's ring could hold 2.5× what it counted). Memory is
-/// bounded exactly by `history_bytes`: each record's frame bytes plus `entryCost` are counted.
+/// What it costs, decided: limits are applied when reading, and when the log is full. A
+/// record past its channel's `history` count (expired), or tombstoned (a user's
+/// `history_bytes`, a dropped channel), keeps its bytes until the log needs the room. The
+/// rings start small and grow only while their oldest record is still readable
+/// (`makeRoom`), so the log holds about what its channels can replay, not `history_bytes`
+/// whenever traffic passes through it: one busy channel keeps its 100 events in a ring of
+/// 64 KiB that stays in cache, not spread over 112 MiB (docs/architecture.md, "The compact
+/// history log"). Memory is bounded exactly by `history_bytes`: each record's frame bytes
+/// plus `entryCost` are counted.
 ///
 /// Record numbers rise forever; record `n` lives in slot `n & mask` while `first <= n <
 /// end`. A number below `first` was evicted (its slot may hold a newer record), so a chain
@@ -41,14 +45,27 @@ struct HistoryLog {
         /// the ring, its growth) was a value-witness call with a retain and a release, a
         /// fifth of what recording an event cost (callgrind, 1→1 with `history: 100`).
         var owner: Int32
-        /// Tombstoned: no longer readable, its bytes kept until the log wraps past it.
-        var isDead: Bool
+        /// The slot of its channel (`HistorySlots`), so the log can ask whether the record
+        /// is past its channel's count; -1 once tombstoned (a tombstoned record needs no
+        /// channel, and its slot may be reused). Folding the tombstone in keeps a record at
+        /// 48 bytes.
+        var channel: Int32
+
+        /// Tombstoned: no longer readable, its bytes kept until the log needs the room.
+        var isDead: Bool { channel < 0 }
     }
 
     /// What one event costs besides its bytes: its record.
     static let entryCost = MemoryLayout<Record>.stride
     /// The smallest record ring allocated.
     static let minimumRecords = 1 << 10
+    /// The smallest byte ring allocated.
+    static let minimumBytes = 64 * 1024
+    /// Past this size a ring that must grow takes everything the cap allows at once: a
+    /// growth copies the held events with the loop stopped, so the copies stay below a few
+    /// milliseconds, once in the daemon's life (docs/architecture.md, "The compact history
+    /// log").
+    static let stepwiseGrowthLimit = 4 << 20
 
     /// The accounts records are charged to (a slot per account with live owned records),
     /// how many live records each slot owns, and the free slots.
@@ -71,11 +88,20 @@ struct HistoryLog {
     private var records: UnsafeMutablePointer<Record>
     /// `recordRing`'s length.
     private(set) var recordCapacity = 0
+    /// Per channel slot (`Record.channel`), the position after its newest record appended:
+    /// what `makeRoom` compares a record's position with to tell it is past its channel's
+    /// count, without leaving the log (a lookup through the channel was a closure call, a
+    /// retain and a release per recorded event).
+    private var endsRing = HistoryRing<Int>(capacity: 0)
+    private var ends: UnsafeMutablePointer<Int>
+    /// `endsRing`'s length.
+    private var endsCapacity = 0
 
     /// An empty log.
     init() {
         bytes = byteRing.base
         records = recordRing.base
+        ends = endsRing.base
     }
     /// The oldest record held, and one past the newest.
     private(set) var first = 0
@@ -117,32 +143,99 @@ struct HistoryLog {
 
     // MARK: - Writing
 
-    /// Makes room for an event of `length` bytes without evicting: in place, or by giving
-    /// the byte ring all of `capacity` at once.
+    /// Makes room for an event of `length` bytes: in place, by evicting an oldest record no
+    /// account is charged for, or by growing a ring whose oldest record is still readable.
     ///
-    /// Why all at once: the ring grew by doubling, and each step copied the live events into
-    /// the new ring, touching its pages for the first time: 1–2 ms with the loop stopped at a
-    /// few MiB, which put every fixed-rate run's p99.9 at about 1.4 ms (0.3–1.3 ms with
-    /// `history: 0`, docs/benchmarks.md). The ring is reserved uninitialised, so its pages
-    /// cost memory only as events are written into them, one page at a time, and it is never
-    /// copied again unless `history_bytes` grows (a reload).
-    /// - Returns: false when the oldest record must go first.
-    mutating func makeRoom(for length: Int, capacity: Int) -> Bool {
-        if count == recordCapacity {
-            // Held records already take the cap: the oldest goes instead.
-            guard recordCapacity == 0 || count * Self.entryCost < capacity else { return false }
-            growRecords(capacity: capacity)
-        }
-        if let start = place(length) {
+    /// The rings grow only when the oldest record is one a replay could still send (within
+    /// its channel's last `kept` events, and not tombstoned): otherwise it is evicted
+    /// instead, so a log whose channels keep few events stays small and in cache, and never
+    /// touches the pages of a reservation it does not need. A ring grows by doubling from
+    /// `minimumRecords` / `minimumBytes`, and past `stepwiseGrowthLimit` to everything the cap
+    /// allows at once: doubling to 64 MiB copied the live events at every step with the loop
+    /// stopped, up to 32 MiB at the last, which put every fixed-rate run's p99.9 at about
+    /// 1.4 ms (docs/benchmarks.md). The rings are reserved uninitialised, so their pages cost
+    /// memory only as events are written into them.
+    ///
+    /// An oldest record with no owner is evicted here, in the loop: returning to the caller
+    /// to evict it, then coming back, was a second call per recorded event once the rings
+    /// are full (the steady state of the small rings).
+    /// - Parameter kept: the `history` count (a record past its channel's last `kept` events
+    ///   is expired).
+    /// - Returns: false when the oldest record must go first and its owner be credited
+    ///   (`evictOldest`).
+    @inline(__always)
+    mutating func makeRoom(for length: Int, capacity: Int, keeping kept: Int) -> Bool {
+        if count < recordCapacity, let start = place(length) {
             reserved = start
             return true
         }
-        let limit = Swift.max(capacity, length)
-        guard byteCapacity < limit else { return false }
-        resize(to: limit)
-        guard let start = place(length) else { return false }
-        reserved = start
+        return makeRoomSlowly(for: length, capacity: capacity, keeping: kept)
+    }
+
+    /// `makeRoom` when a ring is full: evicts, grows, or says the oldest must go.
+    @inline(never)
+    private mutating func makeRoomSlowly(for length: Int, capacity: Int, keeping kept: Int) -> Bool {
+        while true {
+            if count == recordCapacity {
+                // Held records already take the cap, or the oldest cannot be replayed: it goes.
+                if recordCapacity == 0 || count * Self.entryCost < capacity && !oldestIsExpired(keeping: kept) {
+                    growRecords(capacity: capacity)
+                } else if dropOldestIfUnowned() {
+                    continue
+                } else {
+                    return false
+                }
+            }
+            if let start = place(length) {
+                reserved = start
+                return true
+            }
+            let limit = Swift.max(capacity, length)
+            if byteCapacity >= limit || count > 0 && oldestIsExpired(keeping: kept) {
+                if dropOldestIfUnowned() { continue }
+                return false
+            }
+            return growBytes(toFit: length, limit: limit)
+        }
+    }
+
+    /// Doubles the byte ring (`nextByteCapacity`) until the event fits or the ring reaches
+    /// `limit`. - Returns: whether it fits.
+    private mutating func growBytes(toFit length: Int, limit: Int) -> Bool {
+        while byteCapacity < limit {
+            resize(to: nextByteCapacity(for: length, limit: limit))
+            if let start = place(length) {
+                reserved = start
+                return true
+            }
+        }
+        return false
+    }
+
+    /// Whether the oldest record held can go without losing anything a replay could send:
+    /// tombstoned, or past its channel's last `kept` events (`ends`).
+    @inline(__always)
+    private func oldestIsExpired(keeping kept: Int) -> Bool {
+        let oldest = records[first & mask]
+        return oldest.isDead || oldest.position < ends[Int(oldest.channel)] &- kept
+    }
+
+    /// Evicts the oldest record when no account is charged for it (nothing to credit).
+    /// - Returns: whether it did.
+    @inline(__always)
+    private mutating func dropOldestIfUnowned() -> Bool {
+        guard first < end, records[first & mask].owner < 0 else { return false }
+        _ = evictOldest()
         return true
+    }
+
+    /// The byte ring's next size: double (at least `minimumBytes` and room for `length`
+    /// besides what is held), or all of `limit` once that passes `stepwiseGrowthLimit`.
+    private func nextByteCapacity(for length: Int, limit: Int) -> Int {
+        let needed = heldBytes - count * Self.entryCost + length
+        var size = Swift.max(Self.minimumBytes, byteCapacity * 2)
+        while size < needed { size *= 2 }
+        return size >= Self.stepwiseGrowthLimit ? limit : Swift.min(size, limit)
     }
 
     /// Where an event of `length` bytes goes, or nil when there is no room.
@@ -160,7 +253,7 @@ struct HistoryLog {
     /// Appends an event (after `makeRoom` said yes).
     /// - Returns: its record number and what it costs (frame bytes plus `entryCost`).
     mutating func append(seq: Int, position: Int, previous: Int, middle: UnsafeRawBufferPointer,
-                         tail: UnsafeRawBufferPointer, owner: UserAccount?) -> (number: Int, cost: Int) {
+                         tail: UnsafeRawBufferPointer, owner: UserAccount?, channel: Int32) -> (number: Int, cost: Int) {
         let length = middle.count + tail.count
         let start = reserved >= 0 ? reserved : place(length) ?? 0
         reserved = -1
@@ -168,11 +261,14 @@ struct HistoryLog {
         if let from = middle.baseAddress { to.copyMemory(from: from, byteCount: middle.count) }
         if let from = tail.baseAddress { (to + middle.count).copyMemory(from: from, byteCount: tail.count) }
         writeAt = start + length
+        let channelIndex = Int(channel)
+        if channelIndex >= endsCapacity { growEnds(toHold: channelIndex) }
+        ends[channelIndex] = position &+ 1
         let number = end
         let slot = owner.map { ownerSlot($0) } ?? -1
         records[number & mask] = Record(seq: seq, position: position, previous: previous, start: start,
                                         middle: UInt32(truncatingIfNeeded: middle.count),
-                                        length: UInt32(truncatingIfNeeded: length), owner: slot, isDead: false)
+                                        length: UInt32(truncatingIfNeeded: length), owner: slot, channel: channel)
         end += 1
         let cost = length + Self.entryCost
         heldBytes += cost
@@ -237,7 +333,7 @@ struct HistoryLog {
         let slot = number & mask
         let owner = records[slot].owner >= 0 ? releaseOwner(records[slot].owner) : nil
         records[slot].owner = -1
-        records[slot].isDead = true
+        records[slot].channel = -1
         let freed = Int(records[slot].length) + Self.entryCost
         deadBytes += freed
         return (freed, owner)
@@ -272,19 +368,20 @@ struct HistoryLog {
 
     // MARK: - Growing
 
-    /// Gives the record ring, at once, the most records `capacity` bytes allow (a power of
-    /// two at most `capacity / entryCost`), uninitialised; past that (events so small that
-    /// more records fit) it doubles.
+    /// Doubles the record ring (from `minimumRecords`); once a doubled ring would pass
+    /// `stepwiseGrowthLimit`, gives it at once the most records `capacity` bytes allow (a
+    /// power of two at most `capacity / entryCost`); past that (events so small that more
+    /// records fit) it doubles.
     ///
-    /// Why: the ring grew by doubling from 1,024 records, each step filling the new ring and
-    /// copying the held records into it with the loop stopped; at the default 64 MiB the last
-    /// steps moved 24 and 48 MiB (the byte ring had the same fault, `makeRoom`). Untouched
-    /// slots cost no memory: a slot's page is touched when a record first lands in it, and
-    /// a slot is only read while its record is held (`first..<end`).
+    /// Why not by doubling all the way: each step copies the held records into the new ring
+    /// with the loop stopped; at the default 64 MiB the last steps moved 24 and 48 MiB.
+    /// Untouched slots cost no memory: a slot's page is touched when a record first lands in
+    /// it, and a slot is only read while its record is held (`first..<end`).
     private mutating func growRecords(capacity: Int) {
         let fitting = Swift.max(1, capacity / Self.entryCost)
         let largestPower = 1 << (Int.bitWidth - 1 - fitting.leadingZeroBitCount)
-        let size = Swift.max(Self.minimumRecords, recordCapacity * 2, largestPower)
+        let doubled = Swift.max(Self.minimumRecords, recordCapacity * 2)
+        let size = doubled * Self.entryCost >= Self.stepwiseGrowthLimit ? Swift.max(doubled, largestPower) : doubled
         let newMask = size - 1
         let grown = HistoryRing<Record>(capacity: size)
         for number in first..<end { (grown.base + (number & newMask)).initialize(to: records[number & mask]) }
@@ -292,6 +389,18 @@ struct HistoryLog {
         records = grown.base
         recordCapacity = size
         mask = newMask
+    }
+
+    /// Doubles the table of channel ends until it holds `index`.
+    @inline(never)
+    private mutating func growEnds(toHold index: Int) {
+        var size = Swift.max(64, endsCapacity * 2)
+        while size <= index { size *= 2 }
+        let grown = HistoryRing<Int>(capacity: size)
+        grown.base.initialize(from: ends, count: endsCapacity)
+        endsRing = grown
+        ends = grown.base
+        endsCapacity = size
     }
 
     /// Where the record ring starts, for tests.
