@@ -118,21 +118,29 @@ import Testing
         check(log, against: model, capacity: capacity)
     }
 
+    /// Appends 100-byte events, every one readable, and returns each size the byte ring and
+    /// the record ring had, in order; checks the log against the model half-way.
+    private func ringSizes(_ log: inout HistoryLog, _ model: inout [Stored], events: ClosedRange<Int>,
+                           capacity: Int) -> (bytes: [Int], records: [Int]) {
+        var byteSizes: [Int] = []
+        var recordSizes: [Int] = []
+        for seq in events {
+            let (m, t) = parts(seq, middle: 12, tail: 88)
+            append(&log, &model, seq: seq, middle: m, tail: t, capacity: capacity)
+            if byteSizes.last != log.byteCapacity { byteSizes.append(log.byteCapacity) }
+            if recordSizes.last != log.recordCapacity { recordSizes.append(log.recordCapacity) }
+            if seq == (events.lowerBound + events.upperBound) / 2 { check(log, against: model, capacity: capacity) }
+        }
+        return (byteSizes, recordSizes)
+    }
+
     /// Every event readable: the rings double from their smallest up to the cap (1 MiB
     /// here), then wrap in place; 10 MB through them and they never move again.
     @Test func ringsGrowByDoublingWhileEveryRecordIsReadableThenWrapInPlace() {
         var log = HistoryLog()
         var model: [Stored] = []
         let capacity = 1 << 20
-        var byteSizes: [Int] = []
-        var recordSizes: [Int] = []
-        for seq in 1...100_000 {
-            let (m, t) = parts(seq, middle: 12, tail: 88)
-            append(&log, &model, seq: seq, middle: m, tail: t, capacity: capacity)
-            if byteSizes.last != log.byteCapacity { byteSizes.append(log.byteCapacity) }
-            if recordSizes.last != log.recordCapacity { recordSizes.append(log.recordCapacity) }
-            if seq == 50_000 { check(log, against: model, capacity: capacity) }
-        }
+        let (byteSizes, recordSizes) = ringSizes(&log, &model, events: 1...100_000, capacity: capacity)
         let doublings: [Int] = [65_536, 131_072, 262_144, 524_288, 1_048_576]
         #expect(byteSizes == doublings)
         // 100-byte events: about 7,100 held under the cap, so 8,192 slots.
@@ -154,14 +162,7 @@ import Testing
         var log = HistoryLog()
         var model: [Stored] = []
         let capacity = 64 << 20
-        var byteSizes: [Int] = []
-        var recordSizes: [Int] = []
-        for seq in 1...70_000 {
-            let (m, t) = parts(seq, middle: 12, tail: 88)
-            append(&log, &model, seq: seq, middle: m, tail: t, capacity: capacity)
-            if byteSizes.last != log.byteCapacity { byteSizes.append(log.byteCapacity) }
-            if recordSizes.last != log.recordCapacity { recordSizes.append(log.recordCapacity) }
-        }
+        let (byteSizes, recordSizes) = ringSizes(&log, &model, events: 1...70_000, capacity: capacity)
         let steps: [Int] = [65_536, 131_072, 262_144, 524_288, 1_048_576, 2_097_152, 67_108_864]
         #expect(byteSizes == steps)
         // 64 MiB over 48-byte records: 1,398,101 fit, so 1,048,576 slots once 65,536 would
