@@ -307,7 +307,7 @@ public final class Broker {
         guard !session.closeAfterFlush else { return }
         stats.slowConsumers += 1
         queueSlowConsumerEvent(session)
-        session.outbound.removeAll()
+        session.discardOutbound()
         session.barriers.removeAll()
         switch cap {
         case .perConnection:
