@@ -49,28 +49,15 @@ public final class Session {
     }
     /// What `outbound` holds, without the staged events.
     var queued: [UInt8] = []
-    /// Event frames appended since the last move or hand-over (`appendEvent`), in front of
-    /// those in `hot`: grown on demand, freed with the session. Used only when
-    /// `takesStagedBlocks`.
+    /// Event frames appended since the last move or hand-over (`appendEvent`): allocated on
+    /// the first one, freed with the session.
     var staging = OutputBlock()
-    /// Small event frames not yet spilled into `staging` (or the queue): a block of
-    /// `hotCapacity` bytes allocated on the first one, freed with the session.
-    var hot: UnsafeMutableRawPointer?
-    /// How much of `hot` is in use.
-    var hotCount = 0
-    /// The largest frame that goes through `hot`.
-    var hotFrameLimit = Session.stagedFrameLimit
-    /// Staged bytes, in `staging` and `hot`.
-    var stagedCount: Int { staging.count + hotCount }
+    /// How much of `staging` is in use.
+    var stagedCount: Int { staging.count }
     /// Whether the server takes the staging block itself to write (`takeStaged`): set for
-    /// plain connections on one loop, before any event. Without it, frames past
-    /// `stagedFrameLimit` go to the queue directly and the rest through `hot`.
-    public var takesStagedBlocks = false {
-        didSet {
-            moveStaged()
-            hotFrameLimit = takesStagedBlocks ? Session.hotFrameLimitWithBlocks : Session.stagedFrameLimit
-        }
-    }
+    /// plain connections on one loop. Without it, frames past `stagedFrameLimit` go to the
+    /// queue directly, since staging them would only add a copy.
+    public var takesStagedBlocks = false
     /// `max_pending`: how large `queued` may grow when staged events move in.
     var outboundLimit = Int.max
     /// Bytes handed to the socket but not yet written; the server keeps this current.
@@ -165,7 +152,6 @@ public final class Session {
 
     deinit {
         staging.release()
-        hot?.deallocate()
     }
 
     /// Whether a `hello` waits for its token to be verified: the server must hold the
