@@ -56,10 +56,6 @@ final class Connection {
     /// Bytes being written; untouched by anyone but this loop until the write completes.
     /// With TLS: plaintext from `takeQueued`, ciphertext once `sealTLS` ran in `writeTaken`.
     var inFlightBytes: [UInt8] = []
-    /// The session's staging block being written (`Session.takeStaged`), on a plain
-    /// connection with one loop, when the session had nothing but events to send; empty
-    /// otherwise. At most one of it and `inFlightBytes` holds bytes. Freed in `deinit`.
-    var inFlightBlock = OutputBlock()
     /// A WebSocket frame's header, written just before `inFlightBytes` (one `writev`), so
     /// the lines taken from the session are not copied behind it; empty otherwise.
     var frameHeader: [UInt8] = []
@@ -138,8 +134,6 @@ final class Connection {
             let session = broker.connect(id: id, now: now)
             session.peer = peer.hostBytes
             session.transport = Array((webSocket ? (tls == nil ? "ws" : "wss") : tls == nil ? (isTCP ? "tcp" : "unix") : "tls").utf8)
-            // Plain bytes on one loop: the staging block itself is written (`takeQueued`).
-            session.takesStagedBlocks = tls == nil && !webSocket && server.workers.count <= 1
             return (session, broker.config.maxLine, server.tlsTimeoutMs)
         }
         self.session = session
@@ -157,7 +151,6 @@ final class Connection {
     deinit {
         handle.deallocate()
         writeRequest.deallocate()
-        inFlightBlock.release()
     }
 
     var stream: UnsafeMutablePointer<uv_stream_t> { handle.assumingMemoryBound(to: uv_stream_t.self) }
@@ -288,18 +281,14 @@ final class Connection {
         if let webSocket { return takeQueuedWebSocket(webSocket) }
         if let handoff {
             takeHandedOffAndQueued(handoff)
-        } else if inFlightBytes.isEmpty && inFlightBlock.isEmpty && session.hasWritableOutput {
-            if session.takeStaged(swappingWith: &inFlightBlock) {
-                session.inFlight = inFlightBlock.count
-            } else {
-                session.takeOutbound(into: &inFlightBytes)
-                session.inFlight = inFlightBytes.count
-            }
+        } else if inFlightBytes.isEmpty && session.hasWritableOutput {
+            session.takeOutbound(into: &inFlightBytes)
+            session.inFlight = inFlightBytes.count
             lastTakenMs = worker.now
         }
         // Answers held for durability go out before the close.
         closeWhenWritten = session.closeAfterFlush && session.hasNoOutbound
-        return !inFlightBytes.isEmpty || !inFlightBlock.isEmpty || closeWhenWritten
+        return !inFlightBytes.isEmpty || closeWhenWritten
     }
 
     /// Outside the lock: writes what `takeQueued` took, then closes if asked and all is out.
@@ -320,7 +309,6 @@ final class Connection {
             close(reason: .tlsFailed)
             return false
         }
-        if !inFlightBlock.isEmpty { return writeBlockAtOnce() }
         if !inFlightBytes.isEmpty {
             let written = frameHeader.isEmpty ? tryWrite() : tryWriteFramed()
             guard written >= 0 else {
@@ -351,21 +339,6 @@ final class Connection {
         frameHeader.removeAll(keepingCapacity: true)
     }
 
-    /// `writeTakenAtOnce` for a staging block (`inFlightBlock`).
-    private func writeBlockAtOnce() -> Bool {
-        let block = inFlightBlock.bytes
-        let written = tryWrite(UnsafeMutableRawPointer(mutating: block.baseAddress), count: block.count)
-        guard written >= 0 else {
-            close(reason: Connection.endReason(written))
-            return false
-        }
-        guard written == block.count else {
-            writeRemainder(of: UnsafeMutableRawPointer(mutating: block.baseAddress), count: block.count, from: written)
-            return false
-        }
-        return true
-    }
-
     /// `tryWrite` of the frame header and the lines as two buffers.
     private func tryWriteFramed() -> Int {
         let status = frameHeader.withUnsafeMutableBytes { header -> Int32 in
@@ -382,14 +355,10 @@ final class Connection {
     }
 
     private func tryWrite() -> Int {
-        inFlightBytes.withUnsafeMutableBytes { bytes in tryWrite(bytes.baseAddress, count: bytes.count) }
-    }
-
-    /// One `uv_try_write` of `count` bytes at `base`. - Returns: bytes written, 0 for
-    /// `EAGAIN`, or a negative libuv status.
-    private func tryWrite(_ base: UnsafeMutableRawPointer?, count: Int) -> Int {
-        var buffer = uv_buf_init(base?.assumingMemoryBound(to: CChar.self), UInt32(count))
-        let status = uv_try_write(stream, &buffer, 1)
+        let status = inFlightBytes.withUnsafeMutableBytes { bytes -> Int32 in
+            var buffer = uv_buf_init(bytes.baseAddress?.assumingMemoryBound(to: CChar.self), UInt32(bytes.count))
+            return uv_try_write(stream, &buffer, 1)
+        }
         if status == UV_EAGAIN.rawValue { return 0 }
         return Int(status)
     }
@@ -400,18 +369,14 @@ final class Connection {
     /// `inFlightBytes` is neither mutated nor released until the write callback runs
     /// (`isWriting` guards it, and the close callback comes after a cancelled write's).
     private func writeRemainder(from offset: Int) {
-        inFlightBytes.withUnsafeMutableBytes { bytes in writeRemainder(of: bytes.baseAddress, count: bytes.count, from: offset) }
-    }
-
-    /// Hands the bytes of `base` from `offset` to `count` to `uv_write`; `base` must stay
-    /// untouched until the write callback (`inFlightBytes` or `inFlightBlock`, guarded by
-    /// `isWriting`).
-    private func writeRemainder(of base: UnsafeMutableRawPointer?, count: Int, from offset: Int) {
-        let start = base.map { $0 + offset }?.assumingMemoryBound(to: CChar.self)
-        var buffer = uv_buf_init(start, UInt32(count - offset))
-        let status = uv_write(writeRequest, stream, &buffer, 1) { request, status in
-            guard let request, let data = request.pointee.data else { return }
-            Unmanaged<Connection>.fromOpaque(data).takeUnretainedValue().finishWrite(status: status)
+        let remaining = inFlightBytes.count - offset
+        let status = inFlightBytes.withUnsafeMutableBytes { bytes -> Int32 in
+            let base = bytes.baseAddress.map { $0 + offset }?.assumingMemoryBound(to: CChar.self)
+            var buffer = uv_buf_init(base, UInt32(remaining))
+            return uv_write(writeRequest, stream, &buffer, 1) { request, status in
+                guard let request, let data = request.pointee.data else { return }
+                Unmanaged<Connection>.fromOpaque(data).takeUnretainedValue().finishWrite(status: status)
+            }
         }
         guard status == 0 else {
             close(reason: Connection.endReason(Int(status)))
@@ -456,7 +421,6 @@ final class Connection {
             inFlightBytes.removeAll(keepingCapacity: true)
         } else {
             inFlightBytes.removeAll(keepingCapacity: true)
-            inFlightBlock.removeAll()
             // `inFlight` is the plaintext taken (what was written, unless TLS sealed it), so
             // bytes_out counts protocol bytes on every transport, like bytes_in.
             broker.stats.bytesOut += session.inFlight
@@ -464,7 +428,6 @@ final class Connection {
         }
         broker.wrotePaced(session)
         let isLarge = inFlightBytes.capacity > Connection.retainedCapacity
-            || inFlightBlock.capacity > Connection.retainedCapacity
             || session.outboundCapacity > Connection.retainedCapacity
         return (takeQueued(), isLarge)
     }
@@ -481,12 +444,11 @@ final class Connection {
     /// - Returns: whether the connection holds no large buffer any more (or is closing).
     func releaseLargeBuffers(ifIdleSince idleSince: Int, into released: inout [[UInt8]]) -> Bool {
         if isClosing { return true }
-        guard !isWriting, lastTakenMs <= idleSince, inFlightBytes.isEmpty, inFlightBlock.isEmpty else { return false }
+        guard !isWriting, lastTakenMs <= idleSince, inFlightBytes.isEmpty else { return false }
         if inFlightBytes.capacity > Connection.retainedCapacity {
             released.append(inFlightBytes)
             inFlightBytes = []
         }
-        if inFlightBlock.capacity > Connection.retainedCapacity { inFlightBlock.release() }
         session.shrinkOutboundIfIdle(above: Connection.retainedCapacity)
         let boxIsSmall = handoff.map { worker.shrinkHandoff($0, above: Connection.retainedCapacity) } ?? true
         return session.outboundCapacity <= Connection.retainedCapacity && boxIsSmall

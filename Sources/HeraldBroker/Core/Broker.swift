@@ -307,7 +307,7 @@ public final class Broker {
         guard !session.closeAfterFlush else { return }
         stats.slowConsumers += 1
         queueSlowConsumerEvent(session)
-        session.discardOutbound()
+        session.outbound.removeAll()
         session.barriers.removeAll()
         switch cap {
         case .perConnection:

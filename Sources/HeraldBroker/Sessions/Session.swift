@@ -49,15 +49,11 @@ public final class Session {
     }
     /// What `outbound` holds, without the staged events.
     var queued: [UInt8] = []
-    /// Event frames appended since the last move or hand-over (`appendEvent`): allocated on
-    /// the first one, freed with the session.
-    var staging = OutputBlock()
+    /// Small event frames appended since the last move (`appendEvent`): a block of
+    /// `stagingCapacity` bytes allocated on the first one, freed with the session.
+    var staging: UnsafeMutableRawPointer?
     /// How much of `staging` is in use.
-    var stagedCount: Int { staging.count }
-    /// Whether the server takes the staging block itself to write (`takeStaged`): set for
-    /// plain connections on one loop. Without it, frames past `stagedFrameLimit` go to the
-    /// queue directly, since staging them would only add a copy.
-    public var takesStagedBlocks = false
+    var stagedCount = 0
     /// `max_pending`: how large `queued` may grow when staged events move in.
     var outboundLimit = Int.max
     /// Bytes handed to the socket but not yet written; the server keeps this current.
@@ -151,7 +147,7 @@ public final class Session {
     }
 
     deinit {
-        staging.release()
+        staging?.deallocate()
     }
 
     /// Whether a `hello` waits for its token to be verified: the server must hold the
@@ -190,8 +186,8 @@ public final class Session {
     /// nothing and copies no reference (the server asks on every flush).
     public var hasNoOutbound: Bool { stagedCount == 0 && queued.isEmpty }
 
-    /// The queue's and the staging block's capacity (what they pin), without moving staged events.
-    public var outboundCapacity: Int { Swift.max(queued.capacity, staging.capacity) }
+    /// The queue's capacity (what it pins), without moving staged events.
+    public var outboundCapacity: Int { queued.capacity }
 
     /// Bytes queued or in flight: what `max_pending` bounds.
     public var pendingBytes: Int { queued.count + stagedCount + inFlight }
@@ -215,8 +211,6 @@ public final class Session {
 
     /// Frees a queue that grew large once, so one burst does not pin memory forever.
     public func shrinkOutboundIfIdle(above limit: Int) {
-        guard hasNoOutbound else { return }
-        if queued.capacity > limit { queued = [] }
-        if staging.capacity > limit { staging.release() }
+        if hasNoOutbound && queued.capacity > limit { queued = [] }
     }
 }
