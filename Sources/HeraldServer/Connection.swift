@@ -53,6 +53,10 @@ final class Connection {
     var mustTakeAfterWrite = false
     /// The session's bytes on their way behind handed-off ones in `takeQueued`.
     var takeScratch: [UInt8] = []
+    /// Frames in the broker's `FrameArena` taken behind `inFlightBytes` (a plain connection
+    /// of a one-loop daemon, `Connection+Spans`): written in the same pass, or copied into
+    /// `inFlightBytes` when the socket does not take them all.
+    var inFlightSpans: [FrameSpan] = []
     /// Bytes being written; untouched by anyone but this loop until the write completes.
     /// With TLS: plaintext from `takeQueued`, ciphertext once `sealTLS` ran in `writeTaken`.
     var inFlightBytes: [UInt8] = []
@@ -139,6 +143,11 @@ final class Connection {
         self.session = session
         self.handoff = self.tls == nil && !webSocket && worker.server.workers.count > 1
             ? worker.openHandoff(for: id, session: session) : nil
+        if self.handoff == nil && self.tls == nil && !webSocket && worker.server.workers.count == 1 {
+            // Written by this loop in the pass that queued them: deliveries may queue frames
+            // by reference (`FrameArena`).
+            worker.shared.withLock { _ in session.sharesFrames = true }
+        }
         self.framer = LineFramer(maxLine: maxLine)
         handlePointer.pointee.data = Unmanaged.passRetained(self).toOpaque()
         writeRequest.pointee.data = Unmanaged.passUnretained(self).toOpaque()
@@ -275,20 +284,21 @@ final class Connection {
         if closeReason == nil && session.closeAfterFlush { closeReason = CloseReason.closing(session.outbound) }
         guard !isClosing, !isWriting else {
             if isWriting && handoff != nil { keepForWriteCompletion() }
+            session.keepSpansInQueue()
             return false
         }
         if let tls { return takeQueuedTLS(tls) }
         if let webSocket { return takeQueuedWebSocket(webSocket) }
         if let handoff {
             takeHandedOffAndQueued(handoff)
-        } else if inFlightBytes.isEmpty && session.hasWritableOutput {
-            session.takeOutbound(into: &inFlightBytes)
-            session.inFlight = inFlightBytes.count
+        } else if inFlightBytes.isEmpty && inFlightSpans.isEmpty && session.hasWritableOutput {
+            let spanBytes = session.takeOutbound(into: &inFlightBytes, spans: &inFlightSpans)
+            session.inFlight = inFlightBytes.count + spanBytes
             lastTakenMs = worker.now
         }
         // Answers held for durability go out before the close.
         closeWhenWritten = session.closeAfterFlush && session.hasNoOutbound
-        return !inFlightBytes.isEmpty || closeWhenWritten
+        return !inFlightBytes.isEmpty || !inFlightSpans.isEmpty || closeWhenWritten
     }
 
     /// Outside the lock: writes what `takeQueued` took, then closes if asked and all is out.
@@ -309,6 +319,7 @@ final class Connection {
             close(reason: .tlsFailed)
             return false
         }
+        if !inFlightSpans.isEmpty { return writeSpans() }
         if !inFlightBytes.isEmpty {
             let written = frameHeader.isEmpty ? tryWrite() : tryWriteFramed()
             guard written >= 0 else {
@@ -368,7 +379,7 @@ final class Connection {
     /// The pointer outlives `withUnsafeMutableBytes`: that is safe here because
     /// `inFlightBytes` is neither mutated nor released until the write callback runs
     /// (`isWriting` guards it, and the close callback comes after a cancelled write's).
-    private func writeRemainder(from offset: Int) {
+    func writeRemainder(from offset: Int) {
         let remaining = inFlightBytes.count - offset
         let status = inFlightBytes.withUnsafeMutableBytes { bytes -> Int32 in
             let base = bytes.baseAddress.map { $0 + offset }?.assumingMemoryBound(to: CChar.self)
@@ -460,6 +471,7 @@ final class Connection {
         guard !isClosing else { return }
         isClosing = true
         if closeReason == nil { closeReason = reason }
+        dropSpans()
         stopHandshakeTimer()
         worker.largeBuffers.forget(self)
         worker.throttled.forget(self)

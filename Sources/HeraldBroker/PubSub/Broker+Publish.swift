@@ -177,6 +177,7 @@ extension Broker {
         channel.isFanningOut = true
         defer { channel.isFanningOut = false }
         if plain {
+            var sharedFrame = SharedFrame()
             channel.fastTargets.withUnsafeMutableBufferPointer { targets in
                 channel.prefixArena.withUnsafeMutableBytes { prefixArena in
                     let prefixes = UnsafeRawBufferPointer(prefixArena)
@@ -184,7 +185,8 @@ extension Broker {
                         if let plain = target.plainSession {
                             plain._withUnsafeGuaranteedRef { session in
                                 let prefix = UnsafeRawBufferPointer(rebasing: prefixes[target.prefix])
-                                if deliverPlain(target, to: session, from: publisher, on: channel, prefix: prefix) {
+                                if deliverPlain(target, to: session, from: publisher, on: channel, prefix: prefix,
+                                                shared: &sharedFrame) {
                                     receivers += 1
                                 }
                             }
@@ -235,7 +237,7 @@ extension Broker {
     /// - Returns: whether the event was queued.
     @inline(__always)
     func deliverPlain(_ target: FastTarget, to session: Session, from publisher: ConnectionID, on channel: Channel,
-                      prefix: UnsafeRawBufferPointer) -> Bool {
+                      prefix: UnsafeRawBufferPointer, shared sharedFrame: inout SharedFrame) -> Bool {
         guard !session.closeAfterFlush && (session.echo || session.id != publisher) else { return false }
         guard locks.count == 0 && session.droppedEvents == 0, let subscription = target.subscription else {
             return target.subscription.map { single in
@@ -250,7 +252,10 @@ extension Broker {
             overflow(subscription.takeUnretainedValue(), of: session)
             return false
         }
-        if !target.isCompact, let frame = eventShared.prefixed(prefix, upTo: shared) {
+        if target.sharesPrefix && session.sharesFrames,
+           let span = sharedFrame.span(for: target, prefix: prefix, in: self) {
+            session.appendSpan(start: span.start, count: span.count, in: frameArena)
+        } else if !target.isCompact, let frame = eventShared.prefixed(prefix, upTo: shared) {
             session.appendEvent(frame)
         } else if target.isCompact, let head = eventShared.prefixed(prefix, upTo: eventFromStart) {
             session.appendEvent(head, eventShared.bytes(eventFromEnd..<shared))

@@ -29,6 +29,9 @@ struct FastTarget {
     let plainSession: Unmanaged<Session>?
     /// Whether the subscription is compact (its frames leave `from` out).
     let isCompact: Bool
+    /// Whether another plain target has the same prefix (the same range): its frames can be
+    /// written once into the `FrameArena` and queued by reference (`Broker.deliverPlain`).
+    var sharesPrefix = false
 }
 
 /// A concrete channel the broker has seen: its sequence counter and its match cache.
@@ -102,21 +105,52 @@ extension Channel {
             targets.removeAll { if case .single(let s) = $0 { s.isReplaying || !s.isActive } else { false } }
         }
         prefixArena.removeAll(keepingCapacity: true)
+        var lastPlain: Range<Int>?
         fastTargets = targets.map { target in
             switch target {
             case .single(let subscription):
                 let start = prefixArena.count
                 appendPrefix(for: subscription, to: &prefixArena)
                 let isPlain = subscription.isPlainTarget
+                var prefix = start..<prefixArena.count
+                if isPlain {
+                    prefix = sharedPrefix(prefix, sameAs: lastPlain)
+                    lastPlain = prefix
+                }
                 return FastTarget(subscription: Unmanaged.passUnretained(subscription), group: nil,
-                                  prefix: start..<prefixArena.count,
+                                  prefix: prefix,
                                   plainSession: isPlain ? subscription.owner : nil, isCompact: subscription.isCompact)
             case .group(let group):
                 return FastTarget(subscription: nil, group: Unmanaged.passUnretained(group), prefix: 0..<0,
                                   plainSession: nil, isCompact: false)
             }
         }
+        markSharedPrefixes()
         cacheGeneration = index.generation
+    }
+
+    /// `prefix` (just appended to `prefixArena`), or `previous` when its bytes are the same:
+    /// the new copy is dropped and the two targets share one range. Only neighbours are
+    /// compared (subscribers of one channel with the same subscription name, `s1` for each
+    /// connection's first, come one after the other), so a rebuild stays linear.
+    private func sharedPrefix(_ prefix: Range<Int>, sameAs previous: Range<Int>?) -> Range<Int> {
+        guard let previous, previous.count == prefix.count,
+              prefixArena[previous].elementsEqual(prefixArena[prefix]) else { return prefix }
+        prefixArena.removeLast(prefix.count)
+        return previous
+    }
+
+    /// Sets `sharesPrefix` on plain targets whose range another plain target has too.
+    private func markSharedPrefixes() {
+        guard fastTargets.count > 1 else { return }
+        var previous = -1
+        for k in fastTargets.indices where fastTargets[k].plainSession != nil {
+            if previous >= 0 && fastTargets[previous].prefix == fastTargets[k].prefix {
+                fastTargets[previous].sharesPrefix = true
+                fastTargets[k].sharesPrefix = true
+            }
+            previous = k
+        }
     }
 
     /// Appends `{"event":"CH","sub":"NAME"` for one subscription to `out`; `{"event":"CH"`

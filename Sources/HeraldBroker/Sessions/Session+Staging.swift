@@ -21,7 +21,7 @@ extension Session {
     func appendEvent(_ first: UnsafeRawBufferPointer,
                      _ second: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)) {
         let end = stagedCount + first.count + second.count
-        guard end <= Session.stagingCapacity, let block = staging else { return appendEventSlowly(first, second) }
+        guard end <= Session.stagingCapacity, spanBytes == 0, let block = staging else { return appendEventSlowly(first, second) }
         if let source = first.baseAddress { (block + stagedCount).copyMemory(from: source, byteCount: first.count) }
         if let rest = second.baseAddress {
             (block + stagedCount + first.count).copyMemory(from: rest, byteCount: second.count)
@@ -33,6 +33,7 @@ extension Session {
     /// then stages the frame in the emptied block, or appends it when it is large.
     @inline(never)
     private func appendEventSlowly(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) {
+        if spanBytes > 0 { materializeSpans() }
         if stagedCount > 0 { moveStaged() }
         let total = first.count + second.count
         guard total <= Session.stagedFrameLimit else {

@@ -40,10 +40,12 @@ public final class Session {
     public internal(set) var outbound: [UInt8] {
         get {
             if stagedCount > 0 { moveStaged() }
+            if spanBytes > 0 { materializeSpans() }
             return queued
         }
         _modify {
             if stagedCount > 0 { moveStaged() }
+            if spanBytes > 0 { materializeSpans() }
             yield &queued
         }
     }
@@ -54,6 +56,16 @@ public final class Session {
     var staging: UnsafeMutableRawPointer?
     /// How much of `staging` is in use.
     var stagedCount = 0
+    /// Frames queued by reference to the broker's `FrameArena`, after `queued` and the
+    /// staged block (`Session+Spans.swift`); empty unless `sharesFrames`.
+    var spans: [FrameSpan] = []
+    /// Bytes of `spans`.
+    var spanBytes = 0
+    /// The arena the spans point into, kept once set.
+    var arena: FrameArena?
+    /// Set by the server for a connection that writes spans itself (a plain socket on a
+    /// one-loop daemon): only then do deliveries queue frames by reference.
+    public var sharesFrames = false
     /// `max_pending`: how large `queued` may grow when staged events move in.
     var outboundLimit = Int.max
     /// Bytes handed to the socket but not yet written; the server keeps this current.
@@ -148,6 +160,7 @@ public final class Session {
 
     deinit {
         staging?.deallocate()
+        if !spans.isEmpty { arena?.release() }
     }
 
     /// Whether a `hello` waits for its token to be verified: the server must hold the
@@ -184,13 +197,13 @@ public final class Session {
 
     /// Whether nothing is queued, staged events included; unlike `outbound.isEmpty` it moves
     /// nothing and copies no reference (the server asks on every flush).
-    public var hasNoOutbound: Bool { stagedCount == 0 && queued.isEmpty }
+    public var hasNoOutbound: Bool { stagedCount == 0 && queued.isEmpty && spanBytes == 0 }
 
     /// The queue's capacity (what it pins), without moving staged events.
     public var outboundCapacity: Int { queued.capacity }
 
     /// Bytes queued or in flight: what `max_pending` bounds.
-    public var pendingBytes: Int { queued.count + stagedCount + inFlight }
+    public var pendingBytes: Int { queued.count + stagedCount + spanBytes + inFlight }
 
     /// Hands the queued bytes to the caller, leaving `spare` (emptied) as the new queue.
     ///
@@ -204,6 +217,7 @@ public final class Session {
         spare.removeAll(keepingCapacity: true)
         guard barriers.isEmpty else { return takeReleasable(into: &spare) }
         if stagedCount > 0 { moveStaged() }
+        if spanBytes > 0 { materializeSpans() }
         swap(&queued, &spare)
         let taken = Swift.min(spare.capacity, Session.outboundDoublingLimit)
         if queued.capacity < taken { queued.reserveCapacity(taken) }

@@ -1,0 +1,63 @@
+extension Session {
+    /// Queues a frame that sits in the broker's `FrameArena` by reference (`FrameArena`):
+    /// merged into the last span when it follows it in the arena, which is the case for
+    /// every event of a pass at 1→N with one prefix.
+    ///
+    /// Order: `queued`, then the staged block, then the spans. The staged block moves in
+    /// first; any frame queued by copy later copies the spans in first (`materializeSpans`).
+    @inline(__always)
+    func appendSpan(start: Int, count: Int, in arena: FrameArena) {
+        if stagedCount > 0 { moveStaged() }
+        spanBytes += count
+        if let last = spans.last, Int(last.start) + Int(last.count) == start {
+            spans[spans.count - 1].count += Int32(count)
+            return
+        }
+        if spans.isEmpty {
+            arena.holders += 1
+            if self.arena !== arena { self.arena = arena }
+        }
+        spans.append(FrameSpan(start: Int32(start), count: Int32(count)))
+    }
+
+    /// Copies the spans' bytes to the end of `queued` and lets the arena go: anything that
+    /// reads or writes the queue does this first, so frames keep their order.
+    @inline(never)
+    func materializeSpans() {
+        guard !spans.isEmpty, let arena else { return }
+        reserveOutbound(spanBytes, limit: outboundLimit - inFlight)
+        for span in spans { queued.appendRaw(arena.bytes(span)) }
+        spans.removeAll(keepingCapacity: true)
+        spanBytes = 0
+        arena.release()
+    }
+
+    /// `materializeSpans` for the server: a connection that cannot write now (a write in
+    /// flight, closing) copies its spans in, so the arena can start again next pass.
+    public func keepSpansInQueue() {
+        if spanBytes > 0 { materializeSpans() }
+    }
+
+    /// The arena its spans point into (a getter: the server's module checks exclusivity
+    /// dynamically on stored properties of other modules' classes).
+    public var frameArena: FrameArena? { arena }
+
+    /// Hands the queued bytes to `spare` (`takeOutbound`) and the spans behind them to
+    /// `spareSpans`, which the caller writes after the bytes and then releases
+    /// (`FrameArena.release`, once, when `spareSpans` was empty and is not now).
+    /// - Returns: the bytes of the spans taken.
+    public func takeOutbound(into spare: inout [UInt8], spans spareSpans: inout [FrameSpan]) -> Int {
+        spareSpans.removeAll(keepingCapacity: true)
+        guard barriers.isEmpty, !spans.isEmpty else {
+            takeOutbound(into: &spare)
+            return 0
+        }
+        if stagedCount > 0 { moveStaged() }
+        spare.removeAll(keepingCapacity: true)
+        swap(&queued, &spare)
+        swap(&spans, &spareSpans)
+        let bytes = spanBytes
+        spanBytes = 0
+        return bytes
+    }
+}
