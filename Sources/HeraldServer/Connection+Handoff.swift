@@ -7,16 +7,17 @@ extension Connection {
     /// Under the broker lock, `takeQueued` for a connection with a box: the box's bytes
     /// (already counted in `inFlight`), then the session's, when no write is in flight.
     func takeHandedOffAndQueued(_ box: OutputHandoff) {
-        guard inFlightBytes.isEmpty else { return }
-        _ = worker.takeHandoff(box, into: &inFlightBytes)
+        guard inFlightBytes.isEmpty && inFlightSpans.isEmpty else { return }
+        _ = worker.takeHandoff(box, into: &inFlightBytes, spans: &inFlightSpans, arena: &inFlightArena)
         guard session.hasWritableOutput else {
-            if !inFlightBytes.isEmpty { lastTakenMs = worker.now }
+            if !inFlightBytes.isEmpty || !inFlightSpans.isEmpty { lastTakenMs = worker.now }
             return
         }
-        if inFlightBytes.isEmpty {
-            session.takeOutbound(into: &inFlightBytes)
-            session.inFlight += inFlightBytes.count
+        if inFlightBytes.isEmpty && inFlightSpans.isEmpty {
+            session.inFlight += takeSessionOutput()
         } else {
+            // The session's bytes go behind the box's: its spans, if any, are copied first.
+            flattenSpans()
             session.takeOutbound(into: &takeScratch)
             session.inFlight += takeScratch.count
             inFlightBytes.append(contentsOf: takeScratch)
@@ -36,7 +37,8 @@ extension Connection {
     /// or a write must wait for the socket (its completion comes back here).
     func pumpHandoff() {
         guard let handoff else { return }
-        while !isClosing && !isWriting && inFlightBytes.isEmpty && worker.takeHandoff(handoff, into: &inFlightBytes) {
+        while !isClosing && !isWriting && inFlightBytes.isEmpty && inFlightSpans.isEmpty
+                && worker.takeHandoff(handoff, into: &inFlightBytes, spans: &inFlightSpans, arena: &inFlightArena) {
             lastTakenMs = worker.now
             guard writeTakenAtOnce() else { return }
             noteHandedWritten(handoff)
@@ -46,7 +48,8 @@ extension Connection {
     /// After a complete write outside the lock: empties the written buffer (keeping its
     /// memory) and leaves the count in the box, listed for this loop's next pass.
     func noteHandedWritten(_ box: OutputHandoff) {
-        box.written.add(inFlightBytes.count, ordering: .releasing)
+        box.written.add(inFlightBytes.count + spanWrittenBytes, ordering: .releasing)
+        spanWrittenBytes = 0
         inFlightBytes.removeAll(keepingCapacity: true)
         // Large buffers stay while the connection streams (`LargeBufferKeeper`).
         if inFlightBytes.capacity > Connection.retainedCapacity { worker.largeBuffers.hold(self) }

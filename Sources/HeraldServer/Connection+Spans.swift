@@ -10,9 +10,10 @@ extension Connection {
     /// Writes `inFlightBytes` and `inFlightSpans` at once. What the socket does not take is
     /// copied into `inFlightBytes` and handed to `uv_write`, so the spans are released before
     /// this returns, whatever happens: the arena starts again when no span list is held.
+    /// `spanWrittenBytes` is what the completed write counts beyond `inFlightBytes`.
     /// - Returns: whether everything was written (as `writeTakenAtOnce`).
     func writeSpans() -> Bool {
-        guard let arena = session.frameArena else {
+        guard let arena = inFlightArena else {
             inFlightSpans.removeAll(keepingCapacity: true)
             return false
         }
@@ -23,14 +24,28 @@ extension Connection {
             close(reason: Connection.endReason(written))
             return false
         }
-        if written == total {
-            dropSpans()
-            return true
-        }
-        keepUnwritten(after: written, of: arena)
+        if written < total { keepUnwritten(after: written, of: arena) }
+        spanWrittenBytes = total - inFlightBytes.count
         dropSpans()
+        if written == total { return true }
         writeRemainder(from: 0)
         return false
+    }
+
+    /// Under the broker lock: takes the session's queued bytes and spans (`takeQueued`).
+    /// - Returns: the bytes taken, spans included.
+    func takeSessionOutput() -> Int {
+        let spanBytes = session.takeOutbound(into: &inFlightBytes, spans: &inFlightSpans)
+        if spanBytes > 0 { inFlightArena = session.frameArena }
+        return inFlightBytes.count + spanBytes
+    }
+
+    /// Copies the taken spans behind `inFlightBytes` and lets them go, for bytes that must
+    /// follow them (a hand-off box's spans, then the session's own bytes).
+    func flattenSpans() {
+        guard !inFlightSpans.isEmpty, let arena = inFlightArena else { return }
+        for span in inFlightSpans { inFlightBytes.append(contentsOf: arena.bytes(span)) }
+        dropSpans()
     }
 
     /// One `uv_try_write` of the bytes and the spans (at most `maxWriteBuffers` buffers).
@@ -84,6 +99,6 @@ extension Connection {
     func dropSpans() {
         guard !inFlightSpans.isEmpty else { return }
         inFlightSpans.removeAll(keepingCapacity: true)
-        session.frameArena?.release()
+        inFlightArena?.release()
     }
 }

@@ -57,6 +57,11 @@ final class Connection {
     /// of a one-loop daemon, `Connection+Spans`): written in the same pass, or copied into
     /// `inFlightBytes` when the socket does not take them all.
     var inFlightSpans: [FrameSpan] = []
+    /// The arena `inFlightSpans` point into, taken with them under the lock.
+    var inFlightArena: FrameArena?
+    /// Bytes of the last write that are not in `inFlightBytes` any more (the spans, or the
+    /// part written before the rest was copied): counted with it when the write completes.
+    var spanWrittenBytes = 0
     /// Bytes being written; untouched by anyone but this loop until the write completes.
     /// With TLS: plaintext from `takeQueued`, ciphertext once `sealTLS` ran in `writeTaken`.
     var inFlightBytes: [UInt8] = []
@@ -143,9 +148,9 @@ final class Connection {
         self.session = session
         self.handoff = self.tls == nil && !webSocket && worker.server.workers.count > 1
             ? worker.openHandoff(for: id, session: session) : nil
-        if self.handoff == nil && self.tls == nil && !webSocket && worker.server.workers.count == 1 {
-            // Written by this loop in the pass that queued them: deliveries may queue frames
-            // by reference (`FrameArena`).
+        if self.tls == nil && !webSocket {
+            // Deliveries may queue frames by reference (`FrameArena`): this connection writes
+            // them itself, or from its hand-off box.
             worker.shared.withLock { _ in session.sharesFrames = true }
         }
         self.framer = LineFramer(maxLine: maxLine)
@@ -292,8 +297,7 @@ final class Connection {
         if let handoff {
             takeHandedOffAndQueued(handoff)
         } else if inFlightBytes.isEmpty && inFlightSpans.isEmpty && session.hasWritableOutput {
-            let spanBytes = session.takeOutbound(into: &inFlightBytes, spans: &inFlightSpans)
-            session.inFlight = inFlightBytes.count + spanBytes
+            session.inFlight = takeSessionOutput()
             lastTakenMs = worker.now
         }
         // Answers held for durability go out before the close.
@@ -427,10 +431,13 @@ final class Connection {
             // Handed-off bytes may wait in the box, counted in `inFlight`: only what was
             // written leaves it.
             handoff?.settle(broker)
-            broker.stats.bytesOut += inFlightBytes.count
-            session.inFlight -= inFlightBytes.count
+            let written = inFlightBytes.count + spanWrittenBytes
+            broker.stats.bytesOut += written
+            session.inFlight -= written
             inFlightBytes.removeAll(keepingCapacity: true)
+            spanWrittenBytes = 0
         } else {
+            spanWrittenBytes = 0
             inFlightBytes.removeAll(keepingCapacity: true)
             // `inFlight` is the plaintext taken (what was written, unless TLS sealed it), so
             // bytes_out counts protocol bytes on every transport, like bytes_in.

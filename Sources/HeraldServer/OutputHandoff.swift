@@ -18,6 +18,10 @@ final class OutputHandoff: @unchecked Sendable {
     /// Bytes handed over and not yet taken by the connection, oldest first. They count in
     /// the session's `inFlight` from the moment they are moved here.
     var bytes: [UInt8] = []
+    /// Frames in the broker's `FrameArena` handed over behind `bytes` (`Connection+Spans`),
+    /// and that arena; the box holds the list until its connection takes it.
+    var spans: [FrameSpan] = []
+    var arena: FrameArena?
     /// A buffer kept for a hand-off that finds `bytes` not yet taken (the new bytes are
     /// appended from it), so neither side allocates in steady traffic.
     var spare: [UInt8] = []
@@ -32,6 +36,22 @@ final class OutputHandoff: @unchecked Sendable {
 
     init(session: Session) {
         self.session = session
+    }
+
+    deinit { dropSpans() }
+
+    /// Copies the spans behind `bytes` and lets the arena go (more bytes must follow them).
+    func flattenSpans() {
+        guard let arena, !spans.isEmpty else { return }
+        for span in spans { bytes.append(contentsOf: arena.bytes(span)) }
+        dropSpans()
+    }
+
+    /// Forgets the spans (the connection is gone) and lets the arena go.
+    func dropSpans() {
+        guard !spans.isEmpty else { return }
+        spans.removeAll()
+        arena?.release()
     }
 
     /// Under the broker lock, on any loop: counts the writes made since the last time

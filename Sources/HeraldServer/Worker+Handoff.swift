@@ -31,6 +31,7 @@ extension Worker {
     /// which finds no connection.
     func closeHandoff(for id: ConnectionID) {
         pthread_mutex_lock(inboxMutex)
+        handoffs[id]?.dropSpans()
         handoffs[id] = nil
         pthread_mutex_unlock(inboxMutex)
     }
@@ -47,11 +48,16 @@ extension Worker {
         defer { pthread_mutex_unlock(inboxMutex) }
         guard !inboxClosed, let box = handoffs[session.id] else { return false }
         let moved: Int
-        if box.bytes.isEmpty {
+        // A box whose connection's write is out may wait long (a peer that does not read):
+        // its session's spans are copied in rather than held there.
+        if !wake { session.keepSpansInQueue() }
+        if box.bytes.isEmpty && box.spans.isEmpty {
             // The box's empty buffer becomes the session's queue: no allocation.
-            session.takeOutbound(into: &box.bytes)
-            moved = box.bytes.count
+            let spanBytes = session.takeOutbound(into: &box.bytes, spans: &box.spans)
+            if spanBytes > 0 { box.arena = session.frameArena }
+            moved = box.bytes.count + spanBytes
         } else {
+            box.flattenSpans()
             session.takeOutbound(into: &box.spare)
             moved = box.spare.count
             box.bytes.append(contentsOf: box.spare)
@@ -68,15 +74,21 @@ extension Worker {
         return true
     }
 
-    /// On this loop, with or without the broker lock: the box's bytes into `target`, which
-    /// must be empty (its buffer goes to the box for the next hand-off).
+    /// On this loop, with or without the broker lock: the box's bytes into `target` and its
+    /// spans into `spans`, which must be empty (their buffers go to the box for the next
+    /// hand-off); `arena` becomes the spans' arena when there are any.
     /// - Returns: whether there were any.
-    func takeHandoff(_ box: OutputHandoff, into target: inout [UInt8]) -> Bool {
+    func takeHandoff(_ box: OutputHandoff, into target: inout [UInt8], spans: inout [FrameSpan],
+                     arena: inout FrameArena?) -> Bool {
         pthread_mutex_lock(inboxMutex)
         defer { pthread_mutex_unlock(inboxMutex) }
         box.isAwaited = false
-        guard !box.bytes.isEmpty else { return false }
+        guard !box.bytes.isEmpty || !box.spans.isEmpty else { return false }
         swap(&box.bytes, &target)
+        if !box.spans.isEmpty {
+            swap(&box.spans, &spans)
+            arena = box.arena
+        }
         return true
     }
 

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Event frames written once for several subscribers of the same channel, and the spans of
 /// it each subscriber's connection writes with `writev` (docs/architecture.md, "Shared frames").
 ///
@@ -10,19 +12,19 @@
 /// whatever cannot be written then is copied into its queue (`Session.materializeSpans`).
 /// The arena counts the span lists that point into it (`holders`) and starts again from its
 /// beginning only when there are none, so no byte a list points to is ever overwritten. When
-/// it is full, frames take the copying path until it empties. One loop only: the count is
-/// not atomic (the server gives spans only to plain connections of a one-loop daemon).
-public final class FrameArena {
+/// it is full, frames take the copying path until it empties. Frames are appended and the
+/// count raised under the broker lock; a list may be released by any loop, without it (a
+/// connection of another loop writes its hand-off outside the lock), so the count is atomic:
+/// a release after the write is ordered before the append that sees 0 and starts again.
+public final class FrameArena: @unchecked Sendable {
     /// Bytes it holds: about four reads of frames, beyond which a pass copies as before.
     public static let capacity = 256 * 1024
-    /// Frames shorter than this are copied into the subscriber's queue as before: `writev`
-    /// pays per segment, and small frames gain less than it costs when spans do not merge.
-    static let minimumFrame = 0
-
     private let base: UnsafeMutableRawPointer
     private var used = 0
-    /// Span lists pointing into it, in sessions or in connections' writes.
-    public internal(set) var holders = 0
+    private let holderCount = Atomic<Int>(0)
+
+    /// Span lists pointing into it: in sessions, hand-off boxes, or connections' writes.
+    public var holders: Int { holderCount.load(ordering: .acquiring) }
 
     init() {
         base = UnsafeMutableRawPointer.allocate(byteCount: FrameArena.capacity, alignment: 64)
@@ -34,7 +36,7 @@ public final class FrameArena {
     /// - Returns: where it starts, or nil when it does not fit.
     @inline(__always)
     func append(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) -> Int? {
-        if holders == 0 { used = 0 }
+        if used > 0 && holders == 0 { used = 0 }
         let start = used
         let end = start + first.count + second.count
         guard end <= FrameArena.capacity else { return nil }
@@ -50,8 +52,11 @@ public final class FrameArena {
         UnsafeRawBufferPointer(start: base + Int(span.start), count: Int(span.count))
     }
 
-    /// A span list is no longer held (written, copied out, or its session gone).
-    public func release() { holders -= 1 }
+    /// A span list now points into it (under the broker lock).
+    func hold() { holderCount.add(1, ordering: .relaxed) }
+
+    /// A span list is no longer held (written, copied out, or its session gone); any loop.
+    public func release() { holderCount.subtract(1, ordering: .releasing) }
 }
 
 /// A run of bytes in the `FrameArena`: one frame, or several consecutive ones.

@@ -14,7 +14,7 @@ extension Session {
             return
         }
         if spans.isEmpty {
-            arena.holders += 1
+            arena.hold()
             if self.arena !== arena { self.arena = arena }
         }
         spans.append(FrameSpan(start: Int32(start), count: Int32(count)))
