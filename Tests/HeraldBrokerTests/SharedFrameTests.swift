@@ -45,10 +45,10 @@ import Testing
         let readers = subscribers(harness, count: 3)
         let publisher = harness.connect()
         for k in 1...50 { harness.send(publisher, #"{"op":"pub","ch":"s.t","data":\#(k)}"#) }
-        let arena = harness.broker.frameArena
+        let arena = harness.broker.frameArenas
         #expect(arena.holders == 3)
         for reader in readers {
-            #expect(reader.spans.count == 1, "consecutive frames in the arena merge into one span")
+            #expect(reader.spanList.count == 1, "consecutive frames in the arena merge into one span")
             #expect(reader.pendingBytes == reader.spanBytes)
             #expect(!reader.hasNoOutbound)
         }
@@ -91,7 +91,7 @@ import Testing
         }
         #expect(seen == expected)
         #expect(frames(written(readers[1])).compactMap { $0["seq"] as? Int } == Array(1...300))
-        #expect(harness.broker.frameArena.holders == 0)
+        #expect(harness.broker.frameArenas.holders == 0)
     }
 
     @Test func takesBetweenPublishesAndReadsOfTheQueueLoseNothing() {
@@ -108,7 +108,7 @@ import Testing
         }
         for k in readers.indices { texts[k] += written(readers[k]) }
         for text in texts { #expect(frames(text).compactMap { $0["data"] as? Int } == Array(1...400)) }
-        #expect(harness.broker.frameArena.holders == 0)
+        #expect(harness.broker.frameArenas.holders == 0)
     }
 
     @Test func theArenaStartsAgainOnlyOnceNoSpanListPointsIntoIt() {
@@ -116,44 +116,91 @@ import Testing
         let readers = subscribers(harness, count: 2)
         let publisher = harness.connect()
         harness.send(publisher, #"{"op":"pub","ch":"s.t","data":1}"#)
-        #expect(readers[0].spans.first?.start == 0)
+        #expect(readers[0].spanList.first?.start == 0)
         _ = written(readers[0])
         // readers[1] still points at the first frame: the next one goes after it.
         harness.send(publisher, #"{"op":"pub","ch":"s.t","data":2}"#)
-        let second = readers[0].spans.first
+        let second = readers[0].spanList.first
         #expect(second.map { $0.start > 0 } == true)
-        #expect(readers[1].spans.count == 1 && readers[1].spans[0].start == 0)
+        #expect(readers[1].spanList.count == 1 && readers[1].spanList[0].start == 0)
         let text = written(readers[1])
         #expect(frames(text).compactMap { $0["data"] as? Int } == [1, 2])
         _ = written(readers[0])
         harness.send(publisher, #"{"op":"pub","ch":"s.t","data":3}"#)
-        #expect(readers[0].spans.first?.start == 0, "nothing held it: it started again")
+        #expect(readers[0].spanList.first?.start == 0, "nothing held it: it started again")
         #expect(frames(written(readers[1])).compactMap { $0["data"] as? Int } == [3])
         _ = written(readers[0])
     }
 
-    @Test func aFullArenaFallsBackToCopiesAndKeepsTheOrder() {
-        let harness = BrokerHarness()
+    @Test func aPoolPinnedByWritesInFlightFallsBackToCopiesAndKeepsTheOrder() {
+        let harness = BrokerHarness(BrokerConfig(maxPending: 64 << 20))
         let readers = subscribers(harness, count: 3)
         let publisher = harness.connect()
         let payload = String(repeating: "y", count: 1000)
-        // About 1.1 KiB per frame: the arena holds ~230 of them; 10× that.
-        let count = 10 * FrameArena.capacity / 1100
-        for k in 1...count { harness.send(publisher, #"{"op":"pub","ch":"s.t","data":"\#(payload)","rid":\#(k)}"#) }
-        _ = harness.frames(publisher)
-        for reader in readers {
-            // Full, the arena sent frames the copying way, which copied every list's spans
-            // in; emptied so, it started again: the last frames are spans from its start.
-            #expect(reader.spans.first?.start == 0)
-            #expect(reader.spanBytes < reader.pendingBytes)
-            let parsed = frames(written(reader))
-            #expect(parsed.compactMap { $0["seq"] as? Int } == Array(1...count))
+        let pool = harness.broker.frameArenas
+        // Writes taken and not finished (a connection's list in flight) pin their arena.
+        var inFlight: [(bytes: [UInt8], spans: [FrameSpan], arena: FrameArena?)] = []
+        var streams = Array(repeating: [UInt8](), count: readers.count)
+        func takeAll() {
+            for (k, reader) in readers.enumerated() {
+                var bytes: [UInt8] = []
+                var spans: [FrameSpan] = []
+                _ = reader.takeOutbound(into: &bytes, spans: &spans)
+                let arena = spans.isEmpty ? nil : reader.frameArena
+                streams[k] += bytes
+                for span in spans { streams[k] += Array(arena!.bytes(span)) }
+                inFlight.append((bytes, spans, arena))
+            }
+        }
+        var sent = 0
+        var copied = false
+        while !copied && sent < 20_000 {
+            sent += 1
+            harness.send(publisher, #"{"op":"pub","ch":"s.t","data":"\#(payload)"}"#)
+            // No arena had room: the frame was copied (and the session's spans with it).
+            copied = readers[0].spanList.isEmpty
+            if sent % 50 == 0 && !copied { takeAll() }
+        }
+        #expect(copied)
+        #expect(pool.count == FrameArenaPool.maximumCount)
+        for _ in 0..<20 {
+            sent += 1
+            harness.send(publisher, #"{"op":"pub","ch":"s.t","data":"\#(payload)"}"#)
+        }
+        // The writes complete and the queues are written: every arena is free again, and
+        // the next event is shared from the start of one.
+        for write in inFlight where !write.spans.isEmpty { write.arena?.release() }
+        for (k, reader) in readers.enumerated() { streams[k] += Array(written(reader).utf8) }
+        #expect(pool.holders == 0)
+        sent += 1
+        harness.send(publisher, #"{"op":"pub","ch":"s.t","data":"\#(payload)"}"#)
+        #expect(readers.allSatisfy { $0.spanList.count == 1 && $0.spanList[0].start == 0 })
+        for (k, reader) in readers.enumerated() {
+            let text = String(decoding: streams[k], as: UTF8.self) + written(reader)
+            let parsed = frames(text)
+            #expect(parsed.compactMap { $0["seq"] as? Int } == Array(1...sent))
             #expect(parsed.allSatisfy { ($0["data"] as? String)?.count == 1000 })
         }
-        #expect(harness.broker.frameArena.holders == 0)
-        // Emptied, it is used again.
-        harness.send(publisher, #"{"op":"pub","ch":"s.t","data":0}"#)
-        #expect(readers.allSatisfy { $0.spans.count == 1 && $0.spans[0].start == 0 })
+    }
+
+    @Test func aListNobodyTakesMovesToCopiesAndDoesNotStopTheOthersSharing() {
+        let harness = BrokerHarness(BrokerConfig(maxPending: 64 << 20))
+        let readers = subscribers(harness, count: 2)
+        let (taker, idle) = (readers[0], readers[1])
+        let publisher = harness.connect()
+        let payload = String(repeating: "w", count: 1000)
+        var taken = ""
+        let count = 5 * FrameArena.capacity / 1100
+        for k in 1...count {
+            harness.send(publisher, #"{"op":"pub","ch":"s.t","data":"\#(payload)"}"#)
+            #expect(taker.spanList.count == 1, "event \(k) was shared")
+            taken += written(taker)
+        }
+        #expect(harness.broker.frameArenas.count == 2, "the idle list's arena is copied out when the next fills")
+        #expect(harness.broker.frameArenas.holders == 1)
+        #expect(frames(taken).compactMap { $0["seq"] as? Int } == Array(1...count))
+        #expect(frames(written(idle)).compactMap { $0["seq"] as? Int } == Array(1...count))
+        #expect(harness.broker.frameArenas.holders == 0)
     }
 
     @Test func maxPendingCountsSpanBytes() {
@@ -184,14 +231,14 @@ import Testing
         harness.subscribe(plain, #""ch":"s.t","sub":"c""#)
         let publisher = harness.connect()
         for k in 1...20 { harness.send(publisher, #"{"op":"pub","ch":"s.t","data":\#(k)}"#) }
-        #expect(named[0].spans.isEmpty && named[1].spans.isEmpty, "their prefixes differ from their neighbours'")
-        #expect(plain.spans.isEmpty, "a connection that does not write spans never gets any")
+        #expect(named[0].spanList.isEmpty && named[1].spanList.isEmpty, "their prefixes differ from their neighbours'")
+        #expect(plain.spanList.isEmpty, "a connection that does not write spans never gets any")
         for (session, name) in zip(named + [plain], ["a", "b", "c", "c"]) {
             let parsed = frames(written(session))
             #expect(parsed.compactMap { $0["data"] as? Int } == Array(1...20))
             #expect(parsed.allSatisfy { $0["sub"] as? String == name })
         }
-        #expect(harness.broker.frameArena.holders == 0)
+        #expect(harness.broker.frameArenas.holders == 0)
     }
 
     @Test func compactSubscribersShareAFrameWithoutFrom() {
@@ -199,7 +246,7 @@ import Testing
         let readers = subscribers(harness, count: 3, compact: true)
         let publisher = harness.connect()
         for k in 1...10 { harness.send(publisher, #"{"op":"pub","ch":"s.t","data":\#(k)}"#) }
-        #expect(readers.allSatisfy { $0.spans.count == 1 })
+        #expect(readers.allSatisfy { $0.spanList.count == 1 })
         for reader in readers {
             let parsed = frames(written(reader))
             #expect(parsed.compactMap { $0["data"] as? Int } == Array(1...10))
@@ -214,7 +261,7 @@ import Testing
         let count = 3000
         let payload = String(repeating: "z", count: 800)
         for k in 1...count { harness.send(publisher, #"{"op":"pub","ch":"s.t","data":"\#(payload)\#(k)"}"#) }
-        let arena = harness.broker.frameArena
+        let arena = harness.broker.frameArenas
         #expect(arena.holders <= readers.count)
         // Every reader's stream is the same bytes; parse a few, compare the rest.
         let first = written(readers[0])

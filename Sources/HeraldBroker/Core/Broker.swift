@@ -69,9 +69,9 @@ public final class Broker {
     /// Where `,"from":"C"` sits in `eventShared`: compact subscriptions' frames leave it out.
     var eventFromStart = 0
     var eventFromEnd = 0
-    /// Frames of the pass written once for the subscribers that share a prefix, queued by
-    /// reference (`SharedFrame`, `Session+Spans.swift`).
-    let frameArena = FrameArena()
+    /// Frames written once for the subscribers that share a prefix, queued by reference
+    /// (`SharedFrame`, `Session+Spans.swift`).
+    let frameArenas = FrameArenaPool()
     /// A queue-group member's frame prefix, rebuilt per delivery in reused storage (a group's
     /// member changes per event, so it has no cached prefix in `Channel.prefixArena`).
     var groupPrefix: [UInt8] = []

@@ -254,7 +254,7 @@ extension Broker {
         }
         if target.sharesPrefix && session.sharesFrames,
            let span = sharedFrame.span(for: target, prefix: prefix, in: self) {
-            session.appendSpan(start: span.start, count: span.count, in: frameArena)
+            session.appendSpan(start: span.start, count: span.count, in: span.arena)
         } else if !target.isCompact, let frame = eventShared.prefixed(prefix, upTo: shared) {
             session.appendEvent(frame)
         } else if target.isCompact, let head = eventShared.prefixed(prefix, upTo: eventFromStart) {

@@ -6,6 +6,7 @@
 struct SharedFrame {
     /// `FastTarget.prefix.lowerBound` of the frame in the arena; -1 for none yet.
     private var prefixStart = -1
+    private var arena: Unmanaged<FrameArena>?
     private var start = 0
     private var count = 0
 
@@ -14,11 +15,12 @@ struct SharedFrame {
     /// - Returns: nil when the arena is full (the caller copies as before).
     @inline(__always)
     mutating func span(for target: FastTarget, prefix: UnsafeRawBufferPointer,
-                       in broker: Broker) -> (start: Int, count: Int)? {
+                       in broker: Broker) -> (arena: Unmanaged<FrameArena>, start: Int, count: Int)? {
         if prefixStart != target.prefix.lowerBound {
             guard write(target, prefix: prefix, in: broker) else { return nil }
         }
-        return (start, count)
+        guard let arena else { return nil }
+        return (arena, start, count)
     }
 
     /// Writes the frame for `target` (`prefix`, then the shared parts; without `from` when
@@ -30,8 +32,10 @@ struct SharedFrame {
             : shared.prefixed(prefix, upTo: shared.count)
         guard let head else { return false }
         let tail = target.isCompact ? shared.bytes(broker.eventFromEnd..<shared.count) : empty
-        guard let at = broker.frameArena.append(head, tail) else { return false }
+        guard let (into, at) = broker.frameArenas.append(head, tail) else { return false }
         prefixStart = target.prefix.lowerBound
+        // The pool keeps every arena alive as long as the broker.
+        arena = Unmanaged.passUnretained(into)
         start = at
         count = head.count + tail.count
         return true

@@ -12,12 +12,12 @@ import Synchronization
 /// whatever cannot be written then is copied into its queue (`Session.materializeSpans`).
 /// The arena counts the span lists that point into it (`holders`) and starts again from its
 /// beginning only when there are none, so no byte a list points to is ever overwritten. When
-/// it is full, frames take the copying path until it empties. Frames are appended and the
+/// it is full, frames go to another arena (`FrameArenaPool`). Frames are appended and the
 /// count raised under the broker lock; a list may be released by any loop, without it (a
 /// connection of another loop writes its hand-off outside the lock), so the count is atomic:
 /// a release after the write is ordered before the append that sees 0 and starts again.
 public final class FrameArena: @unchecked Sendable {
-    /// Bytes it holds: about four reads of frames, beyond which a pass copies as before.
+    /// Bytes it holds: about four reads of frames.
     public static let capacity = 256 * 1024
     private let base: UnsafeMutableRawPointer
     private var used = 0

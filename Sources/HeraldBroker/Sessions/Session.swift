@@ -57,12 +57,15 @@ public final class Session {
     /// How much of `staging` is in use.
     var stagedCount = 0
     /// Frames queued by reference to the broker's `FrameArena`, after `queued` and the
-    /// staged block (`Session+Spans.swift`); empty unless `sharesFrames`.
+    /// staged block (`Session+Spans.swift`): the closed spans, then `openSpan`, the one new
+    /// frames merge into; none unless `sharesFrames`.
     var spans: [FrameSpan] = []
-    /// Bytes of `spans`.
+    var openSpan = FrameSpan(start: 0, count: 0)
+    /// Bytes of the spans, `openSpan` included; 0 when there are none.
     var spanBytes = 0
-    /// The arena the spans point into, kept once set.
+    /// The arena the spans point into (kept once set), and its address, compared per span.
     var arena: FrameArena?
+    var arenaID: UnsafeMutableRawPointer?
     /// Set by the server for a connection that writes spans itself (a plain socket on a
     /// one-loop daemon): only then do deliveries queue frames by reference.
     public var sharesFrames = false
@@ -160,7 +163,7 @@ public final class Session {
 
     deinit {
         staging?.deallocate()
-        if !spans.isEmpty { arena?.release() }
+        if spanBytes > 0 { arena?.release() }
     }
 
     /// Whether a `hello` waits for its token to be verified: the server must hold the
