@@ -56,6 +56,11 @@ extension Worker {
             let spanBytes = session.takeOutbound(into: &box.bytes, spans: &box.spans)
             if spanBytes > 0 { box.arena = session.frameArena }
             moved = box.bytes.count + spanBytes
+        } else if let spanBytes = session.moveSpans(appendingTo: &box.spans, arena: &box.arena) {
+            // Only shared frames since the last hand-off, which the box's loop has not
+            // taken yet (the common case when this loop runs ahead): they join the box's
+            // list, no copy.
+            moved = spanBytes
         } else {
             box.flattenSpans()
             session.takeOutbound(into: &box.spare)

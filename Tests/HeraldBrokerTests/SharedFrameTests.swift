@@ -270,4 +270,38 @@ import Testing
         for reader in readers.dropFirst() { #expect(written(reader) == first) }
         #expect(arena.holders == 0)
     }
+
+    @Test func spansMoveOntoAHandOffListWithTheirHoldAndOnlyWhenNothingElseIsQueued() {
+        let harness = BrokerHarness()
+        let readers = subscribers(harness, count: 2)
+        let publisher = harness.connect()
+        let pool = harness.broker.frameArenas
+        harness.send(publisher, #"{"op":"pub","ch":"s.t","data":1}"#)
+        // An empty box list takes the spans and the hold.
+        var box: [FrameSpan] = []
+        var boxArena: FrameArena?
+        let first = readers[0].moveSpans(appendingTo: &box, arena: &boxArena)
+        #expect(first != nil && box.count == 1 && boxArena != nil)
+        #expect(pool.holders == 2, "the hold moved with the spans")
+        #expect(readers[0].pendingBytes == 0 && readers[0].hasNoOutbound)
+        // More frames join the box's list: merged, the session's own hold let go.
+        harness.send(publisher, #"{"op":"pub","ch":"s.t","data":2}"#)
+        #expect(pool.holders == 3)
+        let second = readers[0].moveSpans(appendingTo: &box, arena: &boxArena)
+        #expect(second != nil && box.count == 1)
+        #expect(pool.holders == 2)
+        // An answer queued before the next frame: nothing moves (it must stay in front).
+        harness.send(readers[0], #"{"op":"ping","rid":9}"#)
+        harness.send(publisher, #"{"op":"pub","ch":"s.t","data":3}"#)
+        #expect(readers[0].moveSpans(appendingTo: &box, arena: &boxArena) == nil)
+        var bytes: [UInt8] = []
+        if let arena = boxArena { for span in box { bytes += Array(arena.bytes(span)) } }
+        boxArena?.release()
+        let text = String(decoding: bytes, as: UTF8.self) + written(readers[0])
+        let parsed = frames(text)
+        #expect(parsed.compactMap { $0["data"] as? Int } == [1, 2, 3])
+        #expect(parsed.contains { $0["rid"] as? Int == 9 })
+        _ = written(readers[1])
+        #expect(pool.holders == 0)
+    }
 }

@@ -55,6 +55,34 @@ extension Session {
         arena.release()
     }
 
+    /// Moves the spans onto the end of `target` (a hand-off box's list, written after what
+    /// the box holds) when the session has nothing else queued. If `target` has spans, they
+    /// must be in the same arena and the session's hold on it goes (the box holds it); if
+    /// not, the hold moves with the spans and `arena` becomes theirs.
+    /// - Returns: the bytes moved, or nil (nothing moved) when the session has other bytes
+    ///   queued, a barrier, no spans, or spans in another arena than `target`'s.
+    public func moveSpans(appendingTo target: inout [FrameSpan], arena: inout FrameArena?) -> Int? {
+        guard spanBytes > 0, barriers.isEmpty, stagedCount == 0, queued.isEmpty, let own = self.arena else { return nil }
+        let targetHolds = !target.isEmpty
+        if targetHolds && own !== arena { return nil }
+        for span in spans { Session.append(span, to: &target) }
+        Session.append(openSpan, to: &target)
+        spans.removeAll(keepingCapacity: true)
+        let moved = spanBytes
+        spanBytes = 0
+        if targetHolds { own.release() } else { arena = own }
+        return moved
+    }
+
+    /// Appends `span` to `list`, merged into the last one when it follows it.
+    private static func append(_ span: FrameSpan, to list: inout [FrameSpan]) {
+        if let last = list.last, Int(last.start) + Int(last.count) == Int(span.start) {
+            list[list.count - 1].count += span.count
+        } else {
+            list.append(span)
+        }
+    }
+
     /// `materializeSpans` for the server: a connection that cannot write now (a write in
     /// flight, closing) copies its spans in, so the arena can start again next pass.
     public func keepSpansInQueue() {
