@@ -254,7 +254,29 @@ import Testing
         }
     }
 
-    @Test func aThousandSubscribersAndTenTimesTheArenaEachGetEverything() {
+    @Test func twentySubscribersTakingEveryFewEventsGetTenArenasOfLargeFramesWhole() {
+        let harness = BrokerHarness(BrokerConfig(maxPending: 64 << 20))
+        let readers = subscribers(harness, count: 20)
+        let publisher = harness.connect()
+        let payload = String(repeating: "L", count: 16_000)
+        let count = 10 * FrameArena.capacity / 16_100
+        var seqs: [Int] = []
+        for k in 1...count {
+            harness.send(publisher, #"{"op":"pub","ch":"s.t","data":"\#(payload)"}"#)
+            // A pass of 40 frames (640 KiB) before the connections write: several per arena.
+            guard k % 40 == 0 || k == count else { continue }
+            let first = written(readers[0])
+            for reader in readers.dropFirst() { #expect(written(reader) == first) }
+            let parsed = frames(first)
+            #expect(parsed.allSatisfy { ($0["data"] as? String)?.count == 16_000 })
+            seqs += parsed.compactMap { $0["seq"] as? Int }
+        }
+        #expect(seqs == Array(1...count))
+        #expect(harness.broker.frameArenas.holders == 0)
+        #expect(harness.broker.frameArenas.count == 1, "each pass fits one arena, which starts again")
+    }
+
+    @Test func aThousandSubscribersPastOneArenaEachGetEverything() {
         let harness = BrokerHarness(BrokerConfig(maxPending: 64 << 20))
         let readers = subscribers(harness, count: 1000)
         let publisher = harness.connect()

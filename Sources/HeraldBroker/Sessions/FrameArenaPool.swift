@@ -8,7 +8,7 @@
 /// only (`Session.appendSpan` copies a list in before it starts one in another arena), so
 /// each arena's count of lists is exact.
 final class FrameArenaPool {
-    /// At most this many arenas (1 MiB): what lagging lists can pin, whatever peers do.
+    /// At most this many arenas (8 MiB): what lagging lists can pin, whatever peers do.
     static let maximumCount = 4
     /// The arena frames go into now.
     private(set) var current: FrameArena
