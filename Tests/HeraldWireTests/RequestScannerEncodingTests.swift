@@ -142,8 +142,8 @@ struct ScannerTestRandom: RandomNumberGenerator {
     }
 }
 
-/// The string scanner's 32-byte vector step (issue 16): a byte that needs a look is found
-/// wherever it sits in a long string, in either half of a step and in the tail after the last
+/// The string scanner's vector steps (64 bytes, then 32; issue 16): a byte that needs a look is found
+/// wherever it sits in a long string, in any quarter of a step and in the tail after the last
 /// full step, and every byte value is classified as the byte-wise path would.
 @Suite struct RequestScannerLongStringTests {
     /// A 100-byte string of `x` with `bytes` at `position`; content starts at byte 9.
