@@ -118,6 +118,23 @@ import Testing
         check(log, against: model, capacity: capacity)
     }
 
+    @Test func evictingAnExpiredRecordTakesARunOfExpiredOnesButNeverAReadableOne() {
+        var log = HistoryLog()
+        var model: [Stored] = []
+        var drops: Set<Int> = []
+        for seq in 1...20_000 {
+            let before = log.count
+            let (m, t) = parts(seq, middle: 12, tail: 88)
+            append(&log, &model, seq: seq, middle: m, tail: t, capacity: 64 << 20, keeping: 100)
+            drops.insert(before + 1 - log.count)
+            // The channel's last 100 events are all still there.
+            #expect(log.count >= min(seq, 100) && model[model.count - min(seq, 100)].number >= log.first)
+        }
+        #expect(drops.contains { $0 > 1 }, "a slow-path eviction took more than the one it needed")
+        #expect(drops.allSatisfy { $0 <= 1 + HistoryLog.expiredRunLimit })
+        check(log, against: model, capacity: 64 << 20)
+    }
+
     /// Appends 100-byte events, every one readable, and returns each size the byte ring and
     /// the record ring had, in order; checks the log against the model half-way.
     private func ringSizes(_ log: inout HistoryLog, _ model: inout [Stored], events: ClosedRange<Int>,
